@@ -1,0 +1,73 @@
+// hwloc XML -> model, per component, beside hwloc's own load of the same file
+// in the same run (see docs/PERFORMANCE.md).
+//
+// For each real XML with at least 100 components:
+//   hwloc_only/<file>  : hwloc_topology_init + set_xml + load + destroy
+//   stacksage/<file>   : load_hwloc_xml (the same hwloc load plus conversion)
+// Both report seconds_per_component (time / components of our model).
+#include <benchmark/benchmark.h>
+#include <hwloc.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "parsers/hwloc_loader.hpp"
+
+using namespace stacksage;
+namespace fs = std::filesystem;
+
+namespace {
+
+void hwloc_only(benchmark::State& state, std::string path, double components) {
+    for (auto _ : state) {
+        hwloc_topology_t t;
+        hwloc_topology_init(&t);
+        hwloc_topology_set_xml(t, path.c_str());
+        hwloc_topology_load(t);
+        benchmark::DoNotOptimize(hwloc_topology_get_depth(t));
+        hwloc_topology_destroy(t);
+    }
+    state.counters["components"] = components;
+    state.counters["seconds_per_component"] = benchmark::Counter(
+        components * double(state.iterations()), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+void stacksage_load(benchmark::State& state, std::string path, double components) {
+    for (auto _ : state) {
+        auto model = load_hwloc_xml(path);
+        benchmark::DoNotOptimize(model.ok());
+    }
+    state.counters["components"] = components;
+    state.counters["seconds_per_component"] = benchmark::Counter(
+        components * double(state.iterations()), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    // The built-in XML reader, for hwloc alone and for us alike.
+    setenv("HWLOC_LIBXML_IMPORT", "0", 0);
+    std::vector<fs::path> files;
+    for (auto& e : fs::directory_iterator(fs::path(STACKSAGE_TEST_DATA_DIR) / "hwloc-xml"))
+        if (e.path().extension() == ".xml") files.push_back(e.path());
+    // One large node XML of each cluster.
+    for (const char* f : {"network/hwloc-netloc-plafrim/hwloc/mirage001.xml",
+                          "network/hwloc-netloc-avakas/hwloc/bigmem01.xml"})
+        if (fs::exists(fs::path(STACKSAGE_TEST_DATA_DIR) / f)) files.push_back(fs::path(STACKSAGE_TEST_DATA_DIR) / f);
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+        auto model = load_hwloc_xml(f.string());
+        if (!model || model->component_count() < 100) continue;
+        double n = double(model->component_count());
+        std::string name = f.filename().string();
+        benchmark::RegisterBenchmark(("hwloc_only/" + name).c_str(), hwloc_only, f.string(), n)
+            ->Unit(benchmark::kMicrosecond);
+        benchmark::RegisterBenchmark(("stacksage/" + name).c_str(), stacksage_load, f.string(), n)
+            ->Unit(benchmark::kMicrosecond);
+    }
+    benchmark::Initialize(&argc, argv);
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+}

@@ -1,0 +1,56 @@
+// `stacksage topo`: the topology model of this machine or of an hwloc XML file.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "core/model_json.hpp"
+#include "core/model_print.hpp"
+#include "parsers/hwloc_loader.hpp"
+
+namespace stacksage::cli {
+
+namespace {
+struct TopoOptions {
+    std::string input;
+    std::string format = "text";
+    bool include_io = false;
+    int max_depth = -1;
+    bool show_attributes = false;
+};
+
+int run_topo(const TopoOptions& o) {
+    HwlocLoadOptions load;
+    load.include_io = o.include_io;
+    Result<Model> model = o.input.empty() ? discover_this_machine(load) : load_hwloc_xml(o.input, load);
+    if (!model) {
+        fmt::print(stderr, "stacksage topo: {}\n", model.error().message);
+        return kExitUsage;
+    }
+    if (o.format == "json") {
+        fmt::print("{}\n", model_to_json(*model).dump(1));
+        return kExitOk;
+    }
+    PrintOptions print;
+    print.max_depth = o.max_depth;
+    print.show_attributes = o.show_attributes;
+    for (ComponentId root : model->roots())
+        if (!is_software(model->type(root))) fmt::print("{}", print_subtree(*model, root, print));
+    return kExitOk;
+}
+}  // namespace
+
+CommandRunner add_topo_command(CLI::App& app) {
+    auto options = std::make_shared<TopoOptions>();
+    CLI::App* topo = app.add_subcommand("topo", "Print the topology model of this machine or of an hwloc XML file");
+    topo->add_option("-i,--input", options->input, "hwloc XML file (default: discover this machine)");
+    topo->add_option("-f,--format", options->format, "Output format")
+        ->check(CLI::IsMember({"text", "json"}));
+    topo->add_flag("--io", options->include_io, "Include I/O devices (PCI, GPUs, NICs, disks)");
+    topo->add_option("--max-depth", options->max_depth, "Print at most this many levels (text)");
+    topo->add_flag("--attributes", options->show_attributes, "Print every attribute (text)");
+    return [options] { return run_topo(*options); };
+}
+
+}  // namespace stacksage::cli

@@ -1,0 +1,312 @@
+// Model: the component tree, DataPaths and typed attributes.
+//
+// Everything lives in arrays owned by the Model and is addressed by ids:
+// creating a component is a push_back, listing all components is a linear
+// scan, and the DataPaths of one type on a component are found through a
+// per-component, per-type list head, never by scanning all paths.
+//
+// Ids stay valid until the component or path is removed; removed slots are not
+// reused (so an id seen in a log never silently names another component).
+// Functions taking an id expect a live one unless they say otherwise.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+
+#include "core/attribute_keys.hpp"
+#include "core/component_type.hpp"
+#include "core/cpuset.hpp"
+#include "core/datapath_type.hpp"
+#include "core/ids.hpp"
+
+namespace stacksage {
+
+// A generic attribute value, for iteration and serialization. Typed getters
+// (Model::get_int, ...) avoid the copy.
+using AttributeValue = std::variant<std::int64_t, double, std::string, Cpuset>;
+enum class AttrKind : std::uint8_t { Int = 0, Float = 1, String = 2, Cpuset = 3 };
+
+class Model {
+public:
+    Model();
+
+    // ---- Components ---------------------------------------------------------
+    // Adds a component under parent (kNoComponent: a new root), as its last child.
+    ComponentId add_component(ComponentType type, ComponentId parent,
+                              std::string_view kind = {}, std::string_view name = {},
+                              std::int64_t os_index = -1);
+
+    // Makes room for this many more components (and DataPaths), so that a
+    // loader that knows its size pays for no reallocation.
+    void reserve(std::size_t components, std::size_t datapaths = 0);
+
+    bool is_alive(ComponentId id) const;
+    ComponentType type(ComponentId id) const;
+    std::string_view kind(ComponentId id) const;   // "package", "die", "L2", ...; may be empty
+    std::string_view name(ComponentId id) const;   // free text; may be empty
+    std::int64_t os_index(ComponentId id) const;   // -1 when unknown
+    void set_kind(ComponentId id, std::string_view kind);
+    void set_name(ComponentId id, std::string_view name);
+    void set_os_index(ComponentId id, std::int64_t os_index);
+
+    std::size_t component_count() const { return live_components_; }
+    // One past the highest id ever handed out; ids below it may be dead.
+    std::uint32_t component_capacity() const { return static_cast<std::uint32_t>(components_.size()); }
+    std::size_t count_of_type(ComponentType type) const;
+
+    // Calls fn(id) for every live component, in id order.
+    template <class Fn> void for_each_component(Fn&& fn) const {
+        for (std::uint32_t i = 0; i < components_.size(); ++i)
+            if (components_[i].alive) fn(ComponentId{i});
+    }
+    // Live components of one type, in id order (indexed; no full scan).
+    std::vector<ComponentId> components_of_type(ComponentType type) const;
+
+    // ---- Tree ----------------------------------------------------------------
+    ComponentId parent(ComponentId id) const;
+    ComponentId first_child(ComponentId id) const;
+    ComponentId last_child(ComponentId id) const;
+    ComponentId next_sibling(ComponentId id) const;
+    ComponentId prev_sibling(ComponentId id) const;
+    std::vector<ComponentId> children(ComponentId id) const;
+    std::size_t child_count(ComponentId id) const;
+    std::vector<ComponentId> roots() const;
+
+    // Depth below its root (a root has depth 0).
+    int depth(ComponentId id) const;
+    // Nearest ancestor of the type (not id itself), or kNoComponent.
+    ComponentId ancestor_of_type(ComponentId id, ComponentType type) const;
+    // Every descendant of the type (not id itself), in depth-first order.
+    std::vector<ComponentId> descendants_of_type(ComponentId id, ComponentType type) const;
+    // Calls fn(id, depth) for id and each descendant, depth-first, parents first.
+    void walk_subtree(ComponentId root, const std::function<void(ComponentId, int)>& fn) const;
+    std::size_t subtree_size(ComponentId id) const;
+    bool is_ancestor(ComponentId ancestor, ComponentId id) const;
+
+    // First component of the type with this os_index; within the subtree of
+    // `within` when given. kNoComponent when there is none.
+    ComponentId find(ComponentType type, std::int64_t os_index,
+                     ComponentId within = kNoComponent) const;
+
+    // Moves id (with its subtree) under new_parent, as last child; kNoComponent
+    // makes it a root. Returns false, changing nothing, when new_parent is id
+    // or one of its descendants.
+    bool move(ComponentId id, ComponentId new_parent);
+    // Moves id under new_parent just before `before` (a child of new_parent).
+    bool move_before(ComponentId id, ComponentId new_parent, ComponentId before);
+    // Deletes id and its whole subtree with their attributes and DataPaths. O(size).
+    void remove_subtree(ComponentId id);
+
+    // Problems found in the internal links (empty when consistent): broken
+    // parent/child/sibling links, cycles, dangling DataPath ends, wrong counts.
+    std::vector<std::string> check_consistency() const;
+
+    // ---- Attributes (on components and DataPaths) ------------------------------
+    AttrKey key(std::string_view name);                    // interns
+    std::optional<AttrKey> find_key(std::string_view name) const;
+    std::string_view key_name(AttrKey key) const;
+
+    void set_attr(ComponentId id, AttrKey key, std::int64_t value);
+    void set_attr(ComponentId id, AttrKey key, double value);
+    void set_attr(ComponentId id, AttrKey key, std::string_view value);
+    void set_attr(ComponentId id, AttrKey key, const Cpuset& value);
+    void set_attr(DataPathId id, AttrKey key, std::int64_t value);
+    void set_attr(DataPathId id, AttrKey key, double value);
+    void set_attr(DataPathId id, AttrKey key, std::string_view value);
+    void set_attr(DataPathId id, AttrKey key, const Cpuset& value);
+    void set_attr(ComponentId id, AttrKey key, const AttributeValue& value);
+    void set_attr(DataPathId id, AttrKey key, const AttributeValue& value);
+
+    // nullopt when absent or of another kind.
+    std::optional<std::int64_t> get_int(ComponentId id, AttrKey key) const;
+    std::optional<double> get_float(ComponentId id, AttrKey key) const;
+    std::optional<std::string_view> get_string(ComponentId id, AttrKey key) const;
+    std::optional<Cpuset> get_cpuset(ComponentId id, AttrKey key) const;
+    std::optional<std::int64_t> get_int(DataPathId id, AttrKey key) const;
+    std::optional<double> get_float(DataPathId id, AttrKey key) const;
+    std::optional<std::string_view> get_string(DataPathId id, AttrKey key) const;
+    std::optional<Cpuset> get_cpuset(DataPathId id, AttrKey key) const;
+    std::optional<AttributeValue> get_attr(ComponentId id, AttrKey key) const;
+    std::optional<AttributeValue> get_attr(DataPathId id, AttrKey key) const;
+    bool has_attr(ComponentId id, AttrKey key) const;
+    bool remove_attr(ComponentId id, AttrKey key);
+    bool remove_attr(DataPathId id, AttrKey key);
+    // Calls fn(key, value) for each attribute, in the order they were first set.
+    void for_each_attr(ComponentId id, const std::function<void(AttrKey, const AttributeValue&)>& fn) const;
+    void for_each_attr(DataPathId id, const std::function<void(AttrKey, const AttributeValue&)>& fn) const;
+
+    // The component's cpuset attribute, or an empty set.
+    Cpuset cpuset(ComponentId id) const;
+
+    // ---- DataPaths ----------------------------------------------------------------
+    // Interns a user-named type (numbered from kFirstUserDataPathType); built-in
+    // names return the built-in type.
+    DataPathType datapath_type(std::string_view name);
+    std::optional<DataPathType> find_datapath_type(std::string_view name) const;
+    std::string_view datapath_type_name(DataPathType type) const;
+
+    // oriented=false marks a symmetric relation; it is still stored (and found)
+    // as source -> target. Bandwidth and latency: NaN when unknown.
+    DataPathId add_datapath(ComponentId source, ComponentId target, DataPathType type,
+                            bool oriented = true, double bandwidth = kUnknown,
+                            double latency = kUnknown);
+    void remove_datapath(DataPathId id);
+    bool is_alive(DataPathId id) const;
+    ComponentId source(DataPathId id) const;
+    ComponentId target(DataPathId id) const;
+    DataPathType type(DataPathId id) const;
+    bool oriented(DataPathId id) const;
+    double bandwidth(DataPathId id) const;
+    double latency(DataPathId id) const;
+    void set_bandwidth(DataPathId id, double value);
+    void set_latency(DataPathId id, double value);
+
+    std::size_t datapath_count() const { return live_datapaths_; }
+    std::uint32_t datapath_capacity() const { return static_cast<std::uint32_t>(datapaths_.size()); }
+    template <class Fn> void for_each_datapath(Fn&& fn) const {
+        for (std::uint32_t i = 0; i < datapaths_.size(); ++i)
+            if (datapaths_[i].alive) fn(DataPathId{i});
+    }
+
+    // Iterates the DataPaths of one type leaving (Out) or entering (In) a
+    // component, newest first. Finding the list costs a walk over the distinct
+    // types present on that component, not over its paths.
+    class DataPathRange {
+    public:
+        class Iterator {
+        public:
+            using value_type = DataPathId;
+            using difference_type = std::ptrdiff_t;
+            Iterator() = default;
+            Iterator(const Model* m, std::uint32_t at, Direction d) : m_(m), at_(at), dir_(d) {}
+            DataPathId operator*() const { return DataPathId{at_}; }
+            Iterator& operator++();
+            Iterator operator++(int) { Iterator o = *this; ++*this; return o; }
+            bool operator==(const Iterator& o) const { return at_ == o.at_; }
+        private:
+            const Model* m_ = nullptr;
+            std::uint32_t at_ = 0xffffffffu;
+            Direction dir_ = Direction::Out;
+        };
+        DataPathRange(const Model* m, std::uint32_t head, std::uint32_t count, Direction d)
+            : m_(m), head_(head), count_(count), dir_(d) {}
+        Iterator begin() const { return Iterator(m_, head_, dir_); }
+        Iterator end() const { return Iterator(m_, 0xffffffffu, dir_); }
+        std::size_t size() const { return count_; }
+        bool empty() const { return count_ == 0; }
+    private:
+        const Model* m_;
+        std::uint32_t head_, count_;
+        Direction dir_;
+    };
+    DataPathRange datapaths(ComponentId id, DataPathType type, Direction direction) const;
+    // All DataPaths touching the component in that direction, any type.
+    std::vector<DataPathId> all_datapaths(ComponentId id, Direction direction) const;
+    // The distinct DataPath types present on a component in that direction.
+    std::vector<DataPathType> datapath_types_on(ComponentId id, Direction direction) const;
+
+    static constexpr double kUnknown = __builtin_nan("");
+
+    // Approximate bytes used by the model's own arrays (capacity, not size),
+    // excluding interned strings: what the benchmarks report per component.
+    std::size_t memory_bytes_excluding_strings() const;
+
+private:
+    static constexpr std::uint32_t kNil = 0xffffffffu;
+
+    struct ComponentRecord {
+        ComponentType type;
+        bool alive;
+        std::uint16_t reserved;
+        std::uint32_t kind;  // index into words_ (0 = the empty string)
+        std::uint32_t name;  // index into names_ (0 = empty)
+        std::int32_t os_index;
+        std::uint32_t parent, first_child, last_child, next_sibling, prev_sibling;
+        std::uint32_t first_attr;      // index into attrs_, chained by AttrEntry::next
+        std::uint32_t first_type_head; // index into type_heads_, chained
+    };
+    static_assert(sizeof(ComponentRecord) == 44);
+
+    struct DataPathRecord {
+        std::uint32_t source, target;
+        DataPathType type;
+        bool alive, oriented;
+        std::uint16_t reserved;
+        double bandwidth, latency;
+        std::uint32_t next_out, prev_out, next_in, prev_in;  // within the (component, type) lists
+        std::uint32_t first_attr;
+    };
+
+    // Head of the list of one DataPath type on one component, both directions.
+    struct TypeHead {
+        DataPathType type;
+        std::uint32_t out_head, out_count, in_head, in_count;
+        std::uint32_t next;  // next TypeHead of the same component
+    };
+
+    struct AttrEntry {
+        AttrKey key;
+        AttrKind kind;
+        std::uint32_t next;
+        union {
+            std::int64_t i;
+            double f;
+            struct { std::uint32_t offset, length; } span;  // into chars_ or cpuset_words_
+        };
+    };
+    static_assert(sizeof(AttrEntry) == 24);
+
+    // Interned strings (kinds, names, keys, user DataPath types).
+    struct StringTable {
+        std::vector<std::string> strings;
+        std::unordered_map<std::string, std::uint32_t> index;
+        std::uint32_t intern(std::string_view s);
+        std::optional<std::uint32_t> find(std::string_view s) const;
+    };
+
+    friend class DataPathRange::Iterator;
+    friend struct ModelAccess;  // serialization helpers
+
+    ComponentRecord& rec(ComponentId id) { return components_[index_of(id)]; }
+    const ComponentRecord& rec(ComponentId id) const { return components_[index_of(id)]; }
+    void link_child(std::uint32_t parent, std::uint32_t child, std::uint32_t before);
+    void unlink_from_parent(std::uint32_t child);
+    TypeHead* find_type_head(std::uint32_t component, DataPathType type);
+    const TypeHead* find_type_head(std::uint32_t component, DataPathType type) const;
+    TypeHead& get_or_add_type_head(std::uint32_t component, DataPathType type);
+    void unlink_datapath(std::uint32_t dp);
+
+    AttrEntry* find_attr(std::uint32_t head, AttrKey key);
+    const AttrEntry* find_attr(std::uint32_t head, AttrKey key) const;
+    AttrEntry& attr_slot(std::uint32_t& head, AttrKey key);
+    void store_string(AttrEntry& e, std::string_view value);
+    void store_cpuset(AttrEntry& e, const Cpuset& value);
+    AttributeValue value_of(const AttrEntry& e) const;
+    std::string_view string_of(const AttrEntry& e) const;
+    Cpuset cpuset_of(const AttrEntry& e) const;
+    bool remove_attr_from(std::uint32_t& head, AttrKey key);
+    void for_each_attr_in(std::uint32_t head,
+                          const std::function<void(AttrKey, const AttributeValue&)>& fn) const;
+
+    std::vector<ComponentRecord> components_;
+    std::vector<DataPathRecord> datapaths_;
+    std::vector<TypeHead> type_heads_;
+    std::vector<AttrEntry> attrs_;
+    std::vector<char> chars_;                 // attribute string values
+    std::vector<std::uint64_t> cpuset_words_; // attribute cpuset values
+    std::vector<std::uint32_t> by_type_[kComponentTypeCount];  // may hold dead ids
+    std::vector<std::uint32_t> free_attrs_;
+    StringTable words_;       // kinds and names
+    StringTable keys_;        // attribute keys
+    StringTable user_types_;  // user DataPath type names
+    std::size_t live_components_ = 0;
+    std::size_t live_datapaths_ = 0;
+};
+
+}  // namespace stacksage

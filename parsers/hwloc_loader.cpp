@@ -1,0 +1,290 @@
+// Loading hwloc topologies: checks on the input, hwloc's settings, conversion.
+//
+// The XML file is read once, here, and handed to hwloc as a buffer: every
+// problem users can cause is found on that one copy and reported with the
+// file's name, before hwloc (which reports failures as a bare EINVAL, and may
+// print to stderr) ever sees it.
+#include "parsers/hwloc_loader.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <string_view>
+
+#include "parsers/hwloc_convert.hpp"
+
+namespace stacksage {
+namespace {
+
+Error load_error(const std::string& path, std::string_view reason, std::string_view what_to_do) {
+    std::string message = "cannot load hwloc topology from '";
+    message += path;
+    message += "': ";
+    message += reason;
+    message += "; ";
+    message += what_to_do;
+    return make_error(std::move(message));
+}
+
+constexpr std::string_view kReexport = "export it again with `lstopo FILE.xml` (hwloc 2.x)";
+
+// ---- reading ---------------------------------------------------------------
+
+Result<std::string> read_whole_file(const std::string& path) {
+    struct stat info {};
+    if (::stat(path.c_str(), &info) != 0) {
+        const int err = errno;
+        if (err == ENOENT) return load_error(path, "no such file", "check the path");
+        return load_error(path, std::strerror(err), "check the path and its permissions");
+    }
+    if (S_ISDIR(info.st_mode))
+        return load_error(path, "it is a directory", "give the path of an XML file written by `lstopo FILE.xml`");
+    if (!S_ISREG(info.st_mode))
+        return load_error(path, "it is not a regular file (a device, FIFO or socket)",
+                          "save the topology into a file first");
+    if (info.st_size == 0) return load_error(path, "the file is empty", kReexport);
+    if (info.st_size >= INT_MAX) return load_error(path, "the file is larger than 2 GiB", "give an hwloc XML topology file");
+
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        const int err = errno;
+        return load_error(path, std::strerror(err), "make the file readable (chmod +r) or copy it somewhere readable");
+    }
+    std::string text(static_cast<std::size_t>(info.st_size), '\0');
+    std::size_t got = 0;
+    while (got < text.size()) {
+        const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            const int err = errno;
+            ::close(fd);
+            return load_error(path, std::strerror(err), "check that the file is readable");
+        }
+        if (n == 0) break;  // shrank while we read it
+        got += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+    text.resize(got);
+    if (text.empty()) return load_error(path, "the file is empty", kReexport);
+    return text;
+}
+
+// ---- checking ----------------------------------------------------------------
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+std::string_view skip_spaces(std::string_view s) {
+    while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+    return s;
+}
+
+std::string_view trim_end(std::string_view s) {
+    while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+    return s;
+}
+
+// Skips the XML declaration, comments and the DOCTYPE before the root
+// element. Returns the text from the root element's '<' on, or nullopt when
+// the prolog never ends.
+std::optional<std::string_view> skip_prolog(std::string_view s) {
+    for (;;) {
+        s = skip_spaces(s);
+        std::string_view end;
+        if (s.starts_with("<?")) end = "?>";
+        else if (s.starts_with("<!--")) end = "-->";
+        else if (s.starts_with("<!")) {
+            // DOCTYPE, possibly with an internal subset in brackets.
+            const std::size_t bracket = s.find('[');
+            const std::size_t close = s.find('>');
+            std::size_t at = close;
+            if (bracket != std::string_view::npos && bracket < close) {
+                const std::size_t subset_end = s.find("]", bracket);
+                at = subset_end == std::string_view::npos ? subset_end : s.find('>', subset_end);
+            }
+            if (at == std::string_view::npos) return std::nullopt;
+            s.remove_prefix(at + 1);
+            continue;
+        } else
+            return s;
+        const std::size_t at = s.find(end);
+        if (at == std::string_view::npos) return std::nullopt;
+        s.remove_prefix(at + end.size());
+    }
+}
+
+// The value of attribute `name` inside a start tag's text, or nullopt.
+std::optional<std::string_view> attribute_in_tag(std::string_view tag, std::string_view name) {
+    for (std::size_t at = tag.find(name); at != std::string_view::npos; at = tag.find(name, at + 1)) {
+        if (at == 0 || !is_space(tag[at - 1])) continue;
+        std::string_view rest = skip_spaces(tag.substr(at + name.size()));
+        if (!rest.starts_with('=')) continue;
+        rest = skip_spaces(rest.substr(1));
+        if (rest.empty() || (rest.front() != '"' && rest.front() != '\'')) return std::nullopt;
+        const char quote = rest.front();
+        const std::size_t close = rest.find(quote, 1);
+        if (close == std::string_view::npos) return std::nullopt;
+        return rest.substr(1, close - 1);
+    }
+    return std::nullopt;
+}
+
+Status check_hwloc_xml_text(const std::string& path, std::string_view text) {
+    std::string_view s = text;
+    if (s.starts_with("\xEF\xBB\xBF")) s.remove_prefix(3);  // UTF-8 byte order mark
+    s = skip_spaces(s);
+    if (!s.starts_with('<'))
+        return load_error(path, "it is not XML (it does not start with '<')",
+                          "give an XML file written by `lstopo FILE.xml` or hwloc_topology_export_xml()");
+    const std::optional<std::string_view> root = skip_prolog(s);
+    if (!root || root->empty())
+        return load_error(path, "the XML ends before its root element (truncated?)", kReexport);
+
+    constexpr std::string_view open_tag = "<topology";
+    const bool is_topology = root->starts_with(open_tag) && root->size() > open_tag.size() &&
+                             (is_space((*root)[open_tag.size()]) || (*root)[open_tag.size()] == '>' ||
+                              (*root)[open_tag.size()] == '/');
+    if (!is_topology) {
+        std::size_t name_end = 1;
+        while (name_end < root->size() && !is_space((*root)[name_end]) && (*root)[name_end] != '>' &&
+               (*root)[name_end] != '/')
+            ++name_end;
+        return load_error(path,
+                          "it is XML but not an hwloc topology (its root element is " +
+                              std::string(root->substr(0, std::min<std::size_t>(name_end, 40))) +
+                              ">, not <topology>)",
+                          "give an XML file written by `lstopo FILE.xml`");
+    }
+
+    const std::size_t tag_end = root->find('>');
+    if (tag_end == std::string_view::npos)
+        return load_error(path, "the file ends inside the <topology> tag (truncated?)", kReexport);
+    // Without a version attribute the file is hwloc 1.x's format, which hwloc 2 reads.
+    if (const auto version = attribute_in_tag(root->substr(0, tag_end), "version")) {
+        unsigned major = 0;
+        std::size_t digits = 0;
+        while (digits < version->size() && (*version)[digits] >= '0' && (*version)[digits] <= '9' && digits < 6)
+            major = major * 10 + static_cast<unsigned>((*version)[digits++] - '0');
+        const unsigned readable_major = hwloc_get_api_version() >> 16;
+        if (digits == 0 || major > readable_major) {
+            // hwloc_get_api_version() is the API's version, not the release's:
+            // only its major number says which formats the library reads.
+            const std::string reason = "its XML format version \"" + std::string(*version) +
+                                       "\" is not supported (the hwloc library used here reads formats 1.x to " +
+                                       std::to_string(readable_major) + ".x)";
+            return load_error(path, reason,
+                              "export the topology in hwloc 2.x format (lstopo of hwloc 2.x, or a newer "
+                              "lstopo's option to write the older format)");
+        }
+    }
+
+    // A complete file ends with the root's end tag, maybe followed by comments.
+    std::string_view tail = trim_end(text);
+    while (tail.ends_with("-->")) {
+        const std::size_t open = tail.rfind("<!--");
+        if (open == std::string_view::npos) break;
+        tail = trim_end(tail.substr(0, open));
+    }
+    if (!tail.ends_with("</topology>") && !root->substr(0, tag_end + 1).ends_with("/>"))
+        return load_error(path, "it does not end with </topology>: the file is truncated", kReexport);
+    return Ok{};
+}
+
+// ---- hwloc -------------------------------------------------------------------
+
+// hwloc's built-in XML reader is faster than libxml2 for its own files. Set
+// once, and without overwriting: HWLOC_LIBXML / HWLOC_LIBXML_IMPORT already
+// set by the user win.
+void prefer_builtin_xml_reader() {
+    static std::once_flag once;
+    std::call_once(once, [] { ::setenv("HWLOC_LIBXML_IMPORT", "0", 0); });
+}
+
+// hwloc loads its plugins (dlopen) when the first topology is created and
+// unloads them when the last one is destroyed: 3 ms per load, more than
+// loading most XML files. One empty topology kept for the process's lifetime
+// keeps them loaded. Deliberately never destroyed.
+void keep_hwloc_components_loaded() {
+    static const hwloc_topology_t anchor = [] {
+        hwloc_topology_t t = nullptr;
+        return hwloc_topology_init(&t) == 0 ? t : nullptr;
+    }();
+    (void)anchor;
+}
+
+class TopologyHandle {
+public:
+    TopologyHandle() = default;
+    TopologyHandle(const TopologyHandle&) = delete;
+    TopologyHandle& operator=(const TopologyHandle&) = delete;
+    ~TopologyHandle() {
+        if (topo_) hwloc_topology_destroy(topo_);
+    }
+    bool init() {
+        keep_hwloc_components_loaded();
+        return hwloc_topology_init(&topo_) == 0;
+    }
+    hwloc_topology_t get() const { return topo_; }
+
+private:
+    hwloc_topology_t topo_ = nullptr;
+};
+
+Result<Model> to_model(hwloc_topology_t topo, const HwlocLoadOptions& options) {
+    Model model;
+    const ComponentId root = model.add_component(ComponentType::Topology, kNoComponent);
+    Result<ComponentId> node = add_hwloc_topology(model, topo, root, options);
+    if (!node) return node.error();
+    return model;
+}
+
+}  // namespace
+
+Result<Model> load_hwloc_xml(const std::string& path, const HwlocLoadOptions& options) {
+    Result<std::string> text = read_whole_file(path);
+    if (!text) return text.error();
+    if (Status checked = check_hwloc_xml_text(path, *text); !checked) return checked.error();
+
+    prefer_builtin_xml_reader();
+    TopologyHandle topo;
+    if (!topo.init()) return load_error(path, "hwloc could not create a topology (out of memory?)", "try again");
+    // The file is the truth: keep every object it has; I/O only on request.
+    hwloc_topology_set_all_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_ALL);
+    if (!options.include_io) hwloc_topology_set_io_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_NONE);
+    // The size includes the terminating NUL, as hwloc's own exports do.
+    if (hwloc_topology_set_xmlbuffer(topo.get(), text->c_str(), static_cast<int>(text->size() + 1)) < 0 ||
+        hwloc_topology_load(topo.get()) < 0) {
+        const int err = errno;
+        return load_error(path,
+                          std::string("hwloc rejected the XML (") + std::strerror(err) +
+                              "): it is malformed, or describes an inconsistent topology",
+                          "run `HWLOC_XML_VERBOSE=1 lstopo-no-graphics -i FILE` for hwloc's diagnostics, "
+                          "or export the topology again");
+    }
+    return to_model(topo.get(), options);
+}
+
+Result<Model> discover_this_machine(const HwlocLoadOptions& options) {
+    TopologyHandle topo;
+    if (!topo.init()) return make_error("hwloc could not create a topology (out of memory?); try again");
+    hwloc_topology_set_all_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_ALL);
+    // hwloc's guesses of groups are only kept when they add structure.
+    hwloc_topology_set_type_filter(topo.get(), HWLOC_OBJ_GROUP, HWLOC_TYPE_FILTER_KEEP_STRUCTURE);
+    hwloc_topology_set_io_types_filter(topo.get(), options.include_io ? HWLOC_TYPE_FILTER_KEEP_IMPORTANT
+                                                                      : HWLOC_TYPE_FILTER_KEEP_NONE);
+    if (hwloc_topology_load(topo.get()) < 0) {
+        const int err = errno;
+        return make_error(std::string("hwloc could not discover this machine's topology (") + std::strerror(err) +
+                          "); check that /sys and /proc are mounted, or load an XML file written by "
+                          "`lstopo FILE.xml` on this machine instead");
+    }
+    return to_model(topo.get(), options);
+}
+
+}  // namespace stacksage

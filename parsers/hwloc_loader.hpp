@@ -1,0 +1,63 @@
+// Loading a machine's topology into a Model, through libhwloc.
+//
+// Two sources: an XML file written by lstopo / hwloc (any machine, any time),
+// or live discovery of the machine this process runs on. Both give the same
+// shape of model:
+//
+//   Topology
+//   └─ Node                       (hwloc Machine; keys::hostname, job_restricted)
+//      ├─ memory children first   (Numa, Memory "memory-side-cache" -> Numa)
+//      ├─ normal children         (Chip "package", Subdivision, Cache, Core, Thread)
+//      ├─ I/O children            (only with include_io: Generic "pci-*", Chip "gpu", ...)
+//      └─ Misc children           (Generic "misc")
+//
+// plus DataPaths for hwloc's distance matrices (NumaDistance, GpuLink) and
+// memory attributes (MemoryAttribute). hwloc_convert.hpp documents the mapping.
+//
+// This header does not include <hwloc.h>: code that only loads topologies
+// need not see libhwloc.
+#pragma once
+
+#include <string>
+
+#include "core/model.hpp"
+#include "core/result.hpp"
+
+namespace stacksage {
+
+struct HwlocLoadOptions {
+    // Also convert I/O objects: PCI bridges and devices, and OS devices
+    // (GPUs, NICs, OpenFabrics HCAs with their InfiniBand GUIDs, block devices).
+    bool include_io = false;
+    // Host name given to the Node; empty: the topology's own "HostName" info.
+    std::string hostname{};  // (initialized so that {.include_io = true} compiles cleanly)
+};
+
+// Name of the Node's integer attribute that tells whether the topology is
+// restricted to a job (1: its cpuset is smaller than its complete_cpuset, as
+// in a Slurm cgroup; 0: every PU that exists is usable).
+inline constexpr const char* kJobRestrictedKey = "job_restricted";
+
+// Loads an hwloc XML topology file (formats 1.x and 2.x, as hwloc 2 reads them).
+//
+// Everything in the file is kept (instruction caches, groups, Misc objects);
+// I/O objects only with options.include_io.
+//
+// \return a Model whose only root is a Topology component holding one Node.
+// \return an Error, naming the file, the reason and what to do, when the path
+//         is missing, not a regular file, unreadable, empty, not XML, not an
+//         hwloc topology, truncated, of an unsupported format version (> 2.x),
+//         or rejected by hwloc. Never a partial model.
+Result<Model> load_hwloc_xml(const std::string& path, const HwlocLoadOptions& options = {});
+
+// Discovers the machine this process runs on (hwloc's native backends).
+//
+// Only the PUs and NUMA nodes this process is allowed to use (its cgroup)
+// appear as components; the Node's keys::complete_cpuset still lists them all.
+// With include_io, the PCI objects hwloc deems important are kept (lstopo's default).
+//
+// \return a Model shaped as for load_hwloc_xml.
+// \return an Error when hwloc cannot discover the machine.
+Result<Model> discover_this_machine(const HwlocLoadOptions& options = {});
+
+}  // namespace stacksage

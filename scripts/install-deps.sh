@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs what stacksage needs to build and test, from Debian's packages.
+# Only missing packages are installed; on a system without apt-get it prints
+# what to install and fails.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libhwloc-dev hwloc-nox
+  libunwind-dev libfmt-dev nlohmann-json3-dev libcli11-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libpapi-dev
+  libopenmpi-dev openmpi-bin
+  clang libomp-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "stacksage: this is not a Debian-like system; please install the equivalents of: ${missing[*]}" >&2
+  exit 1
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
+    echo "stacksage: missing packages (${missing[*]}) and not root; run as root: apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+
+echo "stacksage: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

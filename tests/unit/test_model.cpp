@@ -1,0 +1,221 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/model.hpp"
+
+using namespace stacksage;
+
+namespace {
+// A small machine: Topology / Node / 2 packages / 2 cores each / 2 PUs each,
+// with an L2 above each core and a NUMA node per package.
+struct SmallMachine {
+    Model m;
+    ComponentId topo, node;
+    std::vector<ComponentId> packages, numas, cores, pus;
+    SmallMachine() {
+        topo = m.add_component(ComponentType::Topology, kNoComponent);
+        node = m.add_component(ComponentType::Node, topo, "", "n01");
+        int pu = 0;
+        for (int p = 0; p < 2; ++p) {
+            auto pkg = m.add_component(ComponentType::Chip, node, "package", "", p);
+            packages.push_back(pkg);
+            numas.push_back(m.add_component(ComponentType::Numa, pkg, "DRAM", "", p));
+            for (int c = 0; c < 2; ++c) {
+                auto l2 = m.add_component(ComponentType::Cache, pkg, "L2");
+                m.set_attr(l2, keys::cache_level, std::int64_t{2});
+                auto core = m.add_component(ComponentType::Core, l2, "", "", p * 2 + c);
+                cores.push_back(core);
+                for (int t = 0; t < 2; ++t) pus.push_back(m.add_component(ComponentType::Thread, core, "", "", pu++));
+            }
+        }
+    }
+};
+}  // namespace
+
+TEST(Model, BuildsATreeWithParentsChildrenAndDepths) {
+    SmallMachine s;
+    auto& m = s.m;
+    EXPECT_EQ(m.component_count(), 2u + 2 + 2 + 4 + 4 + 8);
+    EXPECT_EQ(m.count_of_type(ComponentType::Thread), 8u);
+    EXPECT_EQ(m.parent(s.node), s.topo);
+    EXPECT_EQ(m.parent(s.topo), kNoComponent);
+    EXPECT_EQ(m.children(s.packages[0]).size(), 3u);  // NUMA + 2 L2
+    EXPECT_EQ(m.child_count(s.node), 2u);
+    EXPECT_EQ(m.depth(s.pus[0]), 5);
+    EXPECT_EQ(m.ancestor_of_type(s.pus[5], ComponentType::Chip), s.packages[1]);
+    EXPECT_EQ(m.ancestor_of_type(s.pus[5], ComponentType::Numa), kNoComponent);
+    EXPECT_EQ(m.descendants_of_type(s.packages[1], ComponentType::Thread).size(), 4u);
+    EXPECT_EQ(m.descendants_of_type(s.topo, ComponentType::Core), s.cores);
+    EXPECT_EQ(m.subtree_size(s.packages[0]), 1u + 1 + 2 + 2 + 4);
+    EXPECT_EQ(m.kind(s.packages[0]), "package");
+    EXPECT_EQ(m.name(s.node), "n01");
+    EXPECT_EQ(m.os_index(s.pus[7]), 7);
+    EXPECT_EQ(m.roots(), std::vector<ComponentId>{s.topo});
+    EXPECT_TRUE(m.check_consistency().empty());
+}
+
+TEST(Model, FindsByTypeAndIndexWithinSubtrees) {
+    SmallMachine s;
+    EXPECT_EQ(s.m.find(ComponentType::Thread, 6), s.pus[6]);
+    EXPECT_EQ(s.m.find(ComponentType::Thread, 6, s.packages[1]), s.pus[6]);
+    EXPECT_EQ(s.m.find(ComponentType::Thread, 6, s.packages[0]), kNoComponent);
+    EXPECT_EQ(s.m.find(ComponentType::Numa, 1), s.numas[1]);
+    EXPECT_EQ(s.m.find(ComponentType::Thread, 99), kNoComponent);
+}
+
+TEST(Model, WalksSubtreesDepthFirstWithDepths) {
+    SmallMachine s;
+    std::vector<std::pair<ComponentId, int>> seen;
+    s.m.walk_subtree(s.cores[0], [&](ComponentId id, int d) { seen.emplace_back(id, d); });
+    ASSERT_EQ(seen.size(), 3u);
+    EXPECT_EQ(seen[0], std::make_pair(s.cores[0], 0));
+    EXPECT_EQ(seen[1], std::make_pair(s.pus[0], 1));
+    EXPECT_EQ(seen[2], std::make_pair(s.pus[1], 1));
+}
+
+TEST(Model, MovesSubtreesAndRefusesCycles) {
+    SmallMachine s;
+    auto& m = s.m;
+    EXPECT_FALSE(m.move(s.packages[0], s.pus[0]));  // under its own descendant
+    EXPECT_FALSE(m.move(s.packages[0], s.packages[0]));
+    EXPECT_TRUE(m.move(s.cores[0], s.packages[1]));
+    EXPECT_EQ(m.ancestor_of_type(s.pus[0], ComponentType::Chip), s.packages[1]);
+    EXPECT_EQ(m.last_child(s.packages[1]), s.cores[0]);
+    EXPECT_TRUE(m.move_before(s.cores[0], s.packages[1], m.first_child(s.packages[1])));
+    EXPECT_EQ(m.first_child(s.packages[1]), s.cores[0]);
+    EXPECT_TRUE(m.move(s.cores[0], kNoComponent));  // detach: becomes a root
+    EXPECT_EQ(m.roots().size(), 2u);
+    EXPECT_TRUE(m.check_consistency().empty());
+}
+
+TEST(Model, RemovesSubtreesWithTheirAttributesAndDataPaths) {
+    SmallMachine s;
+    auto& m = s.m;
+    auto flow = m.add_component(ComponentType::Flow, kNoComponent, "", "worker");
+    auto dp = m.add_datapath(flow, s.pus[0], DataPathType::MayRunOn);
+    auto dp2 = m.add_datapath(flow, s.pus[4], DataPathType::MayRunOn);
+    m.set_attr(dp, keys::start_ns, std::int64_t{5});
+    const auto before = m.component_count();
+    m.remove_subtree(s.packages[0]);
+    EXPECT_EQ(m.component_count(), before - 10);
+    EXPECT_FALSE(m.is_alive(s.pus[0]));
+    EXPECT_FALSE(m.is_alive(dp));
+    EXPECT_TRUE(m.is_alive(dp2));
+    EXPECT_EQ(m.datapath_count(), 1u);
+    EXPECT_EQ(m.datapaths(flow, DataPathType::MayRunOn, Direction::Out).size(), 1u);
+    EXPECT_EQ(*m.datapaths(flow, DataPathType::MayRunOn, Direction::Out).begin(), dp2);
+    EXPECT_EQ(m.count_of_type(ComponentType::Thread), 4u);
+    EXPECT_EQ(m.children(s.node), std::vector<ComponentId>{s.packages[1]});
+    EXPECT_EQ(m.find(ComponentType::Thread, 0), kNoComponent);
+    EXPECT_TRUE(m.check_consistency().empty());
+    // Removed ids are not reused.
+    auto fresh = m.add_component(ComponentType::Generic, s.node);
+    EXPECT_GT(index_of(fresh), index_of(s.pus.back()));
+}
+
+TEST(Model, ThreadCountIncludesOnlyLiveComponents) {
+    SmallMachine s;
+    s.m.remove_subtree(s.cores[3]);
+    EXPECT_EQ(s.m.count_of_type(ComponentType::Thread), 6u);
+    EXPECT_EQ(s.m.components_of_type(ComponentType::Core).size(), 3u);
+}
+
+TEST(Model, TypedAttributesOnComponentsAndDataPaths) {
+    SmallMachine s;
+    auto& m = s.m;
+    auto c = s.cores[0];
+    auto user_key = m.key("frequency_mhz");
+    EXPECT_EQ(m.key("frequency_mhz"), user_key);  // interned
+    EXPECT_EQ(m.key_name(user_key), "frequency_mhz");
+    EXPECT_EQ(m.key("cpuset"), keys::cpuset);       // well-known keys are fixed
+    m.set_attr(c, user_key, 2400.5);
+    m.set_attr(c, keys::core_type, std::string_view("IntelCore"));
+    m.set_attr(c, keys::cpuset, *Cpuset::parse_list("0-1"));
+    m.set_attr(c, keys::logical_index, std::int64_t{0});
+    EXPECT_DOUBLE_EQ(*m.get_float(c, user_key), 2400.5);
+    EXPECT_EQ(*m.get_string(c, keys::core_type), "IntelCore");
+    EXPECT_EQ(m.cpuset(c).to_list_string(), "0-1");
+    EXPECT_EQ(*m.get_int(c, keys::logical_index), 0);
+    // Wrong kind or missing: nullopt, never garbage.
+    EXPECT_FALSE(m.get_int(c, user_key));
+    EXPECT_FALSE(m.get_string(s.cores[1], keys::core_type));
+    // Overwrite changes kind and value in place, keeping insertion order.
+    m.set_attr(c, user_key, std::int64_t{7});
+    EXPECT_EQ(*m.get_int(c, user_key), 7);
+    std::vector<std::string> order;
+    m.for_each_attr(c, [&](AttrKey k, const AttributeValue&) { order.emplace_back(m.key_name(k)); });
+    EXPECT_EQ(order, (std::vector<std::string>{"frequency_mhz", "core_type", "cpuset", "logical_index"}));
+    EXPECT_TRUE(m.remove_attr(c, keys::core_type));
+    EXPECT_FALSE(m.remove_attr(c, keys::core_type));
+    EXPECT_FALSE(m.has_attr(c, keys::core_type));
+    // DataPath attributes.
+    auto dp = m.add_datapath(s.pus[0], s.numas[0], DataPathType::MemoryAccess);
+    m.set_attr(dp, keys::count, std::int64_t{42});
+    m.set_attr(dp, m.key("note"), AttributeValue{std::string("local")});
+    EXPECT_EQ(*m.get_int(dp, keys::count), 42);
+    EXPECT_EQ(*m.get_string(dp, m.key("note")), "local");
+    EXPECT_EQ(std::get<std::string>(*m.get_attr(dp, m.key("note"))), "local");
+}
+
+TEST(Model, DataPathsByTypeAndDirection) {
+    SmallMachine s;
+    auto& m = s.m;
+    auto flow = m.add_component(ComponentType::Flow, kNoComponent);
+    auto mine = m.datapath_type("my-link");
+    EXPECT_GE(static_cast<std::uint32_t>(mine), kFirstUserDataPathType);
+    EXPECT_EQ(m.datapath_type("my-link"), mine);
+    EXPECT_EQ(m.datapath_type_name(mine), "my-link");
+    EXPECT_EQ(m.datapath_type("MayRunOn"), DataPathType::MayRunOn);
+    EXPECT_EQ(m.datapath_type_name(DataPathType::RanOn), "RanOn");
+    EXPECT_FALSE(m.find_datapath_type("nope"));
+    for (auto pu : s.pus) m.add_datapath(flow, pu, DataPathType::MayRunOn);
+    m.add_datapath(flow, s.pus[0], DataPathType::RanOn);
+    auto sym = m.add_datapath(s.numas[0], s.numas[1], DataPathType::NumaDistance, false, Model::kUnknown, 21.0);
+    m.add_datapath(s.numas[0], s.numas[1], mine);
+    EXPECT_EQ(m.datapaths(flow, DataPathType::MayRunOn, Direction::Out).size(), 8u);
+    EXPECT_EQ(m.datapaths(flow, DataPathType::RanOn, Direction::Out).size(), 1u);
+    EXPECT_EQ(m.datapaths(flow, DataPathType::MayRunOn, Direction::In).size(), 0u);
+    EXPECT_EQ(m.datapaths(s.pus[0], DataPathType::MayRunOn, Direction::In).size(), 1u);
+    std::size_t n = 0;
+    for (auto dp : m.datapaths(flow, DataPathType::MayRunOn, Direction::Out)) {
+        EXPECT_EQ(m.source(dp), flow);
+        EXPECT_EQ(m.type(dp), DataPathType::MayRunOn);
+        ++n;
+    }
+    EXPECT_EQ(n, 8u);
+    EXPECT_FALSE(m.oriented(sym));
+    EXPECT_TRUE(std::isnan(m.bandwidth(sym)));
+    EXPECT_DOUBLE_EQ(m.latency(sym), 21.0);
+    m.set_bandwidth(sym, 10.0);
+    EXPECT_DOUBLE_EQ(m.bandwidth(sym), 10.0);
+    EXPECT_EQ(m.all_datapaths(s.numas[0], Direction::Out).size(), 2u);
+    EXPECT_EQ(m.datapath_types_on(flow, Direction::Out).size(), 2u);
+    // Removing from the middle of a list keeps the others reachable.
+    auto all = m.all_datapaths(flow, Direction::Out);
+    m.remove_datapath(all[3]);
+    EXPECT_EQ(m.datapaths(flow, DataPathType::MayRunOn, Direction::Out).size() +
+                  m.datapaths(flow, DataPathType::RanOn, Direction::Out).size(), 8u);
+    std::size_t walked = 0;
+    for (auto dp : m.datapaths(flow, DataPathType::MayRunOn, Direction::Out)) { (void)dp; ++walked; }
+    EXPECT_EQ(walked, m.datapaths(flow, DataPathType::MayRunOn, Direction::Out).size());
+    EXPECT_TRUE(m.check_consistency().empty());
+}
+
+TEST(Model, ConsistencyCheckOnALargeFlatTree) {
+    Model m;
+    auto root = m.add_component(ComponentType::Topology, kNoComponent);
+    for (int i = 0; i < 10000; ++i) m.add_component(ComponentType::Thread, root, "", "", i);
+    EXPECT_TRUE(m.check_consistency().empty());
+    m.remove_subtree(root);
+    EXPECT_EQ(m.component_count(), 0u);
+    EXPECT_TRUE(m.check_consistency().empty());
+}
+
+TEST(Model, AverageFootprintPerComponentIsSmall) {
+    Model m;
+    auto root = m.add_component(ComponentType::Topology, kNoComponent);
+    for (int i = 0; i < 100000; ++i) m.add_component(ComponentType::Thread, root, "", "", i);
+    // Record plus type index; the benchmark reports the exact figure.
+    EXPECT_LE(m.memory_bytes_excluding_strings() / m.component_count(), 64u * 2);
+}
