@@ -10,15 +10,44 @@ namespace stacksage {
 
 std::uint32_t Model::StringTable::intern(std::string_view s) {
     if (auto it = index.find(std::string(s)); it != index.end()) return it->second;
-    auto id = static_cast<std::uint32_t>(strings.size());
-    strings.emplace_back(s);
-    index.emplace(strings.back(), id);
+    auto id = size();
+    blob.append(s.begin(), s.end());
+    offsets.push_back(static_cast<std::uint32_t>(blob.size()));
+    index.emplace(std::string(s), id);
     return id;
 }
 
 std::optional<std::uint32_t> Model::StringTable::find(std::string_view s) const {
-    if (auto it = index.find(std::string(s)); it != index.end()) return it->second;
+    if (!blob.borrowed()) {
+        if (auto it = index.find(std::string(s)); it != index.end()) return it->second;
+        return std::nullopt;
+    }
+    for (std::uint32_t i = 0; i < size(); ++i)
+        if (get(i) == s) return i;
     return std::nullopt;
+}
+
+void Model::StringTable::make_owned() {
+    if (!blob.borrowed() && !offsets.borrowed()) return;
+    offsets.make_owned();
+    blob.make_owned();
+    index.clear();
+    for (std::uint32_t i = 0; i < size(); ++i) index.emplace(std::string(get(i)), i);
+}
+
+void Model::make_owned() {
+    components_.make_owned();
+    datapaths_.make_owned();
+    type_heads_.make_owned();
+    attrs_.make_owned();
+    chars_.make_owned();
+    cpuset_words_.make_owned();
+    for (auto& v : by_type_) v.make_owned();
+    free_attrs_.make_owned();
+    words_.make_owned();
+    keys_.make_owned();
+    user_types_.make_owned();
+    mapping_.reset();
 }
 
 Model::Model() {
@@ -30,6 +59,7 @@ Model::Model() {
 
 ComponentId Model::add_component(ComponentType type, ComponentId parent, std::string_view kind,
                                  std::string_view name, std::int64_t os_index) {
+    ensure_owned();
     auto id = static_cast<std::uint32_t>(components_.size());
     ComponentRecord r{};
     r.type = type;
@@ -47,6 +77,7 @@ ComponentId Model::add_component(ComponentType type, ComponentId parent, std::st
 }
 
 void Model::reserve(std::size_t components, std::size_t datapaths) {
+    ensure_owned();
     components_.reserve(components_.size() + components);
     datapaths_.reserve(datapaths_.size() + datapaths);
 }
@@ -55,12 +86,12 @@ bool Model::is_alive(ComponentId id) const {
     return index_of(id) < components_.size() && components_[index_of(id)].alive;
 }
 ComponentType Model::type(ComponentId id) const { return rec(id).type; }
-std::string_view Model::kind(ComponentId id) const { return words_.strings[rec(id).kind]; }
-std::string_view Model::name(ComponentId id) const { return words_.strings[rec(id).name]; }
+std::string_view Model::kind(ComponentId id) const { return words_.get(rec(id).kind); }
+std::string_view Model::name(ComponentId id) const { return words_.get(rec(id).name); }
 std::int64_t Model::os_index(ComponentId id) const { return rec(id).os_index; }
-void Model::set_kind(ComponentId id, std::string_view kind) { rec(id).kind = kind.empty() ? 0 : words_.intern(kind); }
-void Model::set_name(ComponentId id, std::string_view name) { rec(id).name = name.empty() ? 0 : words_.intern(name); }
-void Model::set_os_index(ComponentId id, std::int64_t os_index) { rec(id).os_index = static_cast<std::int32_t>(os_index); }
+void Model::set_kind(ComponentId id, std::string_view kind) { ensure_owned(); rec(id).kind = kind.empty() ? 0 : words_.intern(kind); }
+void Model::set_name(ComponentId id, std::string_view name) { ensure_owned(); rec(id).name = name.empty() ? 0 : words_.intern(name); }
+void Model::set_os_index(ComponentId id, std::int64_t os_index) { ensure_owned(); rec(id).os_index = static_cast<std::int32_t>(os_index); }
 
 std::size_t Model::count_of_type(ComponentType type) const {
     std::size_t n = 0;
@@ -217,6 +248,7 @@ bool Model::move(ComponentId id, ComponentId new_parent) {
 }
 
 bool Model::move_before(ComponentId id, ComponentId new_parent, ComponentId before) {
+    ensure_owned();
     if (new_parent != kNoComponent && (new_parent == id || is_ancestor(id, new_parent))) return false;
     if (before != kNoComponent && (new_parent == kNoComponent || parent(before) != new_parent || before == id))
         return false;
@@ -226,6 +258,7 @@ bool Model::move_before(ComponentId id, ComponentId new_parent, ComponentId befo
 }
 
 void Model::remove_subtree(ComponentId id) {
+    ensure_owned();
     std::uint32_t root = index_of(id);
     unlink_from_parent(root);
     // Detached: the subtree is now rooted at `root`; walk it and kill each node.
@@ -294,10 +327,14 @@ std::vector<std::string> Model::check_consistency() const {
 
 // ---- Attributes ----------------------------------------------------------------
 
-AttrKey Model::key(std::string_view name) { return keys_.intern(name); }
+AttrKey Model::key(std::string_view name) {
+    if (auto k = keys_.find(name)) return *k;
+    ensure_owned();
+    return keys_.intern(name);
+}
 std::optional<AttrKey> Model::find_key(std::string_view name) const { return keys_.find(name); }
 std::string_view Model::key_name(AttrKey key) const {
-    return key < keys_.strings.size() ? std::string_view(keys_.strings[key]) : std::string_view();
+    return key < keys_.size() ? keys_.get(key) : std::string_view();
 }
 
 Model::AttrEntry* Model::find_attr(std::uint32_t head, AttrKey key) {
@@ -338,10 +375,17 @@ Model::AttrEntry& Model::attr_slot(std::uint32_t& head, AttrKey key) {
 }
 
 void Model::store_string(AttrEntry& e, std::string_view value) {
+    if (!chars_.empty() && value.data() >= chars_.begin() && value.data() < chars_.end()) {
+        // The value lives in chars_ itself (copied from another attribute of
+        // this model): appending could move it, so copy it out first.
+        std::string copy(value);
+        store_string(e, copy);
+        return;
+    }
     e.kind = AttrKind::String;
     e.span.offset = static_cast<std::uint32_t>(chars_.size());
     e.span.length = static_cast<std::uint32_t>(value.size());
-    chars_.insert(chars_.end(), value.begin(), value.end());
+    chars_.append(value.begin(), value.end());
 }
 
 void Model::store_cpuset(AttrEntry& e, const Cpuset& value) {
@@ -349,7 +393,7 @@ void Model::store_cpuset(AttrEntry& e, const Cpuset& value) {
     auto w = value.words();
     e.span.offset = static_cast<std::uint32_t>(cpuset_words_.size());
     e.span.length = static_cast<std::uint32_t>(w.size());
-    cpuset_words_.insert(cpuset_words_.end(), w.begin(), w.end());
+    cpuset_words_.append(w.begin(), w.end());
 }
 
 std::string_view Model::string_of(const AttrEntry& e) const {
@@ -389,16 +433,16 @@ void Model::for_each_attr_in(std::uint32_t head,
 
 #define STACKSAGE_SETTERS(IdType, HEAD)                                                     \
     void Model::set_attr(IdType id, AttrKey key, std::int64_t value) {                      \
-        auto& e = attr_slot(HEAD, key); e.kind = AttrKind::Int; e.i = value;                \
+        ensure_owned(); auto& e = attr_slot(HEAD, key); e.kind = AttrKind::Int; e.i = value;                \
     }                                                                                       \
     void Model::set_attr(IdType id, AttrKey key, double value) {                            \
-        auto& e = attr_slot(HEAD, key); e.kind = AttrKind::Float; e.f = value;              \
+        ensure_owned(); auto& e = attr_slot(HEAD, key); e.kind = AttrKind::Float; e.f = value;              \
     }                                                                                       \
     void Model::set_attr(IdType id, AttrKey key, std::string_view value) {                  \
-        auto& e = attr_slot(HEAD, key); store_string(e, value);                             \
+        ensure_owned(); auto& e = attr_slot(HEAD, key); store_string(e, value);                             \
     }                                                                                       \
     void Model::set_attr(IdType id, AttrKey key, const Cpuset& value) {                     \
-        auto& e = attr_slot(HEAD, key); store_cpuset(e, value);                             \
+        ensure_owned(); auto& e = attr_slot(HEAD, key); store_cpuset(e, value);                             \
     }                                                                                       \
     void Model::set_attr(IdType id, AttrKey key, const AttributeValue& value) {             \
         std::visit([&](const auto& v) {                                                     \
@@ -432,7 +476,7 @@ void Model::for_each_attr_in(std::uint32_t head,
         if (!e) return std::nullopt;                                                        \
         return value_of(*e);                                                                \
     }                                                                                       \
-    bool Model::remove_attr(IdType id, AttrKey key) { return remove_attr_from(HEAD, key); } \
+    bool Model::remove_attr(IdType id, AttrKey key) { ensure_owned(); return remove_attr_from(HEAD, key); } \
     void Model::for_each_attr(IdType id,                                                    \
                               const std::function<void(AttrKey, const AttributeValue&)>& fn) const { \
         for_each_attr_in(HEAD, fn);                                                         \
@@ -453,6 +497,7 @@ Cpuset Model::cpuset(ComponentId id) const {
 
 DataPathType Model::datapath_type(std::string_view name) {
     if (auto b = builtin_datapath_type_from_name(name)) return *b;
+    ensure_owned();
     return static_cast<DataPathType>(kFirstUserDataPathType + user_types_.intern(name));
 }
 
@@ -466,7 +511,7 @@ std::string_view Model::datapath_type_name(DataPathType type) const {
     auto t = static_cast<std::uint32_t>(type);
     if (t >= kFirstUserDataPathType) {
         t -= kFirstUserDataPathType;
-        return t < user_types_.strings.size() ? std::string_view(user_types_.strings[t]) : std::string_view();
+        return t < user_types_.size() ? user_types_.get(t) : std::string_view();
     }
     return builtin_datapath_type_name(type);
 }
@@ -492,6 +537,7 @@ Model::TypeHead& Model::get_or_add_type_head(std::uint32_t component, DataPathTy
 
 DataPathId Model::add_datapath(ComponentId source, ComponentId target, DataPathType type, bool oriented,
                                double bandwidth, double latency) {
+    ensure_owned();
     auto id = static_cast<std::uint32_t>(datapaths_.size());
     DataPathRecord d{};
     d.source = index_of(source);
@@ -539,6 +585,7 @@ void Model::unlink_datapath(std::uint32_t id) {
 
 void Model::remove_datapath(DataPathId id) {
     if (!is_alive(id)) return;
+    ensure_owned();
     unlink_datapath(index_of(id));
     auto& d = datapaths_[index_of(id)];
     for (auto a = d.first_attr; a != kNil; a = attrs_[a].next) free_attrs_.push_back(a);
@@ -556,8 +603,8 @@ DataPathType Model::type(DataPathId id) const { return datapaths_[index_of(id)].
 bool Model::oriented(DataPathId id) const { return datapaths_[index_of(id)].oriented; }
 double Model::bandwidth(DataPathId id) const { return datapaths_[index_of(id)].bandwidth; }
 double Model::latency(DataPathId id) const { return datapaths_[index_of(id)].latency; }
-void Model::set_bandwidth(DataPathId id, double value) { datapaths_[index_of(id)].bandwidth = value; }
-void Model::set_latency(DataPathId id, double value) { datapaths_[index_of(id)].latency = value; }
+void Model::set_bandwidth(DataPathId id, double value) { ensure_owned(); datapaths_[index_of(id)].bandwidth = value; }
+void Model::set_latency(DataPathId id, double value) { ensure_owned(); datapaths_[index_of(id)].latency = value; }
 
 Model::DataPathRange::Iterator& Model::DataPathRange::Iterator::operator++() {
     const auto& d = m_->datapaths_[at_];

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,6 +25,7 @@
 #include "core/cpuset.hpp"
 #include "core/datapath_type.hpp"
 #include "core/ids.hpp"
+#include "core/pod_array.hpp"
 
 namespace stacksage {
 
@@ -262,16 +264,33 @@ private:
     };
     static_assert(sizeof(AttrEntry) == 24);
 
-    // Interned strings (kinds, names, keys, user DataPath types).
+    // Interned strings (kinds, names, keys, user DataPath types), stored
+    // pointer-free as one character blob and offsets so a snapshot can map
+    // them. The name -> id index exists only for owned tables; a mapped
+    // table answers find() by a scan (tables are small: keys, kinds).
     struct StringTable {
-        std::vector<std::string> strings;
+        PodArray<std::uint32_t> offsets;  // string i is blob[offsets[i], offsets[i+1])
+        PodArray<char> blob;
         std::unordered_map<std::string, std::uint32_t> index;
+        StringTable() { offsets.push_back(0); }
+        std::uint32_t size() const { return static_cast<std::uint32_t>(offsets.size() - 1); }
+        std::string_view get(std::uint32_t i) const {
+            return {blob.data() + offsets[i], offsets[i + 1] - offsets[i]};
+        }
         std::uint32_t intern(std::string_view s);
         std::optional<std::uint32_t> find(std::string_view s) const;
+        void make_owned();
     };
 
     friend class DataPathRange::Iterator;
-    friend struct ModelAccess;  // serialization helpers
+    friend struct SnapshotAccess;  // core/snapshot.cpp reads and maps the arrays
+
+    // A model opened from a snapshot borrows its arrays from the mapping;
+    // the first change copies them (copy-on-write for the whole model).
+    void ensure_owned() {
+        if (mapping_) make_owned();
+    }
+    void make_owned();
 
     ComponentRecord& rec(ComponentId id) { return components_[index_of(id)]; }
     const ComponentRecord& rec(ComponentId id) const { return components_[index_of(id)]; }
@@ -294,19 +313,21 @@ private:
     void for_each_attr_in(std::uint32_t head,
                           const std::function<void(AttrKey, const AttributeValue&)>& fn) const;
 
-    std::vector<ComponentRecord> components_;
-    std::vector<DataPathRecord> datapaths_;
-    std::vector<TypeHead> type_heads_;
-    std::vector<AttrEntry> attrs_;
-    std::vector<char> chars_;                 // attribute string values
-    std::vector<std::uint64_t> cpuset_words_; // attribute cpuset values
-    std::vector<std::uint32_t> by_type_[kComponentTypeCount];  // may hold dead ids
-    std::vector<std::uint32_t> free_attrs_;
+    PodArray<ComponentRecord> components_;
+    PodArray<DataPathRecord> datapaths_;
+    PodArray<TypeHead> type_heads_;
+    PodArray<AttrEntry> attrs_;
+    PodArray<char> chars_;                 // attribute string values
+    PodArray<std::uint64_t> cpuset_words_; // attribute cpuset values
+    PodArray<std::uint32_t> by_type_[kComponentTypeCount];  // may hold dead ids
+    PodArray<std::uint32_t> free_attrs_;
     StringTable words_;       // kinds and names
     StringTable keys_;        // attribute keys
     StringTable user_types_;  // user DataPath type names
     std::size_t live_components_ = 0;
     std::size_t live_datapaths_ = 0;
+    // The mapped snapshot this model borrows from, kept alive while it does.
+    std::shared_ptr<const void> mapping_;
 };
 
 }  // namespace stacksage

@@ -1,8 +1,8 @@
 // hwloc topology -> Model. See hwloc_convert.hpp for the mapping.
 #include "parsers/hwloc_convert.hpp"
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <string_view>
 #include <vector>
 
@@ -32,7 +32,6 @@ public:
         pci_vendor_id_ = model_.key("pci_vendor_id");
         pci_device_id_ = model_.key("pci_device_id");
         pci_class_id_ = model_.key("pci_class_id");
-        core_type_info_ = "CoreType";
         build_object_table();
         hwloc_obj_t root = hwloc_get_root_obj(topo_);
         clip_cpuset_ = root->complete_cpuset ? root->complete_cpuset : root->cpuset;
@@ -107,7 +106,7 @@ private:
         std::string_view kind;
     };
 
-    Shape shape_of(hwloc_obj_t obj) {
+    static Shape shape_of(hwloc_obj_t obj) {
         switch (obj->type) {
         case HWLOC_OBJ_MACHINE: return {ComponentType::Node, {}};
         case HWLOC_OBJ_PACKAGE: return {ComponentType::Chip, "package"};
@@ -322,7 +321,7 @@ private:
         for (unsigned i = 0; i < nr_infos; ++i) {
             if (!infos[i].name || !infos[i].value) continue;
             const std::string_view name = infos[i].name;
-            const AttrKey key = name == core_type_info_ ? keys::core_type : model_.key(name);
+            const AttrKey key = name == "CoreType" ? keys::core_type : model_.key(name);
             model_.set_attr(id, key, std::string_view(infos[i].value));
         }
     }
@@ -458,7 +457,6 @@ private:
     hwloc_topology_t topo_;
     const HwlocLoadOptions& options_;
     AttrKey job_restricted_ = 0, pci_vendor_id_ = 0, pci_device_id_ = 0, pci_class_id_ = 0;
-    std::string_view core_type_info_;
     int normal_depth_count_ = 0;
     std::vector<std::uint32_t> level_offset_;
     std::vector<ComponentId> ids_;

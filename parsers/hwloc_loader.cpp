@@ -208,14 +208,17 @@ void prefer_builtin_xml_reader() {
 
 // hwloc loads its plugins (dlopen) when the first topology is created and
 // unloads them when the last one is destroyed: 3 ms per load, more than
-// loading most XML files. One empty topology kept for the process's lifetime
-// keeps them loaded. Deliberately never destroyed.
+// loading most XML files. One empty topology, kept until the process exits,
+// keeps them loaded.
 void keep_hwloc_components_loaded() {
-    static const hwloc_topology_t anchor = [] {
-        hwloc_topology_t t = nullptr;
-        return hwloc_topology_init(&t) == 0 ? t : nullptr;
-    }();
-    (void)anchor;
+    struct Anchor {
+        hwloc_topology_t topo = nullptr;
+        Anchor() { hwloc_topology_init(&topo); }
+        ~Anchor() {
+            if (topo) hwloc_topology_destroy(topo);
+        }
+    };
+    static Anchor anchor;
 }
 
 class TopologyHandle {
