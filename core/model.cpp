@@ -9,7 +9,7 @@ namespace stacksage {
 // ---- String tables ---------------------------------------------------------
 
 std::uint32_t Model::StringTable::intern(std::string_view s) {
-    if (auto it = index.find(std::string(s)); it != index.end()) return it->second;
+    if (auto it = index.find(s); it != index.end()) return it->second;
     auto id = size();
     blob.append(s.begin(), s.end());
     offsets.push_back(static_cast<std::uint32_t>(blob.size()));
@@ -19,7 +19,7 @@ std::uint32_t Model::StringTable::intern(std::string_view s) {
 
 std::optional<std::uint32_t> Model::StringTable::find(std::string_view s) const {
     if (!blob.borrowed()) {
-        if (auto it = index.find(std::string(s)); it != index.end()) return it->second;
+        if (auto it = index.find(s); it != index.end()) return it->second;
         return std::nullopt;
     }
     for (std::uint32_t i = 0; i < size(); ++i)
@@ -48,6 +48,7 @@ void Model::make_owned() {
     keys_.make_owned();
     user_types_.make_owned();
     mapping_.reset();
+    borrowed_ = false;
 }
 
 Model::Model() {
@@ -76,10 +77,11 @@ ComponentId Model::add_component(ComponentType type, ComponentId parent, std::st
     return ComponentId{id};
 }
 
-void Model::reserve(std::size_t components, std::size_t datapaths) {
+void Model::reserve(std::size_t components, std::size_t datapaths, std::size_t attributes) {
     ensure_owned();
     components_.reserve(components_.size() + components);
     datapaths_.reserve(datapaths_.size() + datapaths);
+    attrs_.reserve(attrs_.size() + attributes);
 }
 
 bool Model::is_alive(ComponentId id) const {

@@ -44,9 +44,9 @@ public:
                               std::string_view kind = {}, std::string_view name = {},
                               std::int64_t os_index = -1);
 
-    // Makes room for this many more components (and DataPaths), so that a
-    // loader that knows its size pays for no reallocation.
-    void reserve(std::size_t components, std::size_t datapaths = 0);
+    // Makes room for this many more components, DataPaths and attributes, so
+    // that a loader that knows its size pays for no reallocation.
+    void reserve(std::size_t components, std::size_t datapaths = 0, std::size_t attributes = 0);
 
     bool is_alive(ComponentId id) const;
     ComponentType type(ComponentId id) const;
@@ -271,7 +271,12 @@ private:
     struct StringTable {
         PodArray<std::uint32_t> offsets;  // string i is blob[offsets[i], offsets[i+1])
         PodArray<char> blob;
-        std::unordered_map<std::string, std::uint32_t> index;
+        // Heterogeneous lookup: find a string_view without building a string.
+        struct Hash {
+            using is_transparent = void;
+            std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+        };
+        std::unordered_map<std::string, std::uint32_t, Hash, std::equal_to<>> index;
         StringTable() { offsets.push_back(0); }
         std::uint32_t size() const { return static_cast<std::uint32_t>(offsets.size() - 1); }
         std::string_view get(std::uint32_t i) const {
@@ -288,7 +293,7 @@ private:
     // A model opened from a snapshot borrows its arrays from the mapping;
     // the first change copies them (copy-on-write for the whole model).
     void ensure_owned() {
-        if (mapping_) make_owned();
+        if (borrowed_) make_owned();
     }
     void make_owned();
 
@@ -328,6 +333,7 @@ private:
     std::size_t live_datapaths_ = 0;
     // The mapped snapshot this model borrows from, kept alive while it does.
     std::shared_ptr<const void> mapping_;
+    bool borrowed_ = false;  // arrays view an image (mapped or in memory)
 };
 
 }  // namespace stacksage

@@ -30,6 +30,7 @@ public:
     T* operator->() { return &value(); }
     const T* operator->() const { return &value(); }
     T& operator*() & { return value(); }
+    const T& operator*() const& { return value(); }
 
     const Error& error() const { return std::get<Error>(state_); }
 

@@ -477,6 +477,14 @@ Result<ComponentId> add_hwloc_topology(Model& model, hwloc_topology_t topology, 
     if (!root || root->type != HWLOC_OBJ_MACHINE)
         return make_error("add_hwloc_topology: the hwloc topology has no Machine root; "
                           "call hwloc_topology_load() before converting it");
+    // Size the model once: the arrays then never reallocate during the load.
+    std::size_t objects = 0;
+    const int depth = hwloc_topology_get_depth(topology);
+    for (int d = 0; d < depth; ++d) objects += static_cast<std::size_t>(hwloc_get_nbobjs_by_depth(topology, d));
+    for (int d : {HWLOC_TYPE_DEPTH_NUMANODE, HWLOC_TYPE_DEPTH_MEMCACHE, HWLOC_TYPE_DEPTH_MISC,
+                  HWLOC_TYPE_DEPTH_BRIDGE, HWLOC_TYPE_DEPTH_PCI_DEVICE, HWLOC_TYPE_DEPTH_OS_DEVICE})
+        objects += static_cast<std::size_t>(hwloc_get_nbobjs_by_depth(topology, d));
+    model.reserve(objects + 1, 0, objects * 8);
     Converter converter(model, topology, options);
     return converter.run(parent);
 }
