@@ -99,30 +99,53 @@ void BM_MemoryPerComponent(benchmark::State& state) {
 }
 BENCHMARK(BM_MemoryPerComponent)->Args({100000, 0})->Args({100000, 1})->Unit(benchmark::kMillisecond);
 
-// Attribute lookup on cold components: a million components with five
-// attributes each, visited in random order so each lookup misses the caches.
+// Attribute lookup on cold components. range(0) components carry five
+// attributes each; the last one set (a full walk of the list) holds the id of
+// the next component of a random cycle, so each lookup depends on the one
+// before (no overlap: this is latency, not throughput) and lands on lines
+// the previous lookups did not bring in. 1,000 components fit in L1/L2,
+// 100,000 (16 MB) in this machine's L3, 1,000,000 (160 MB) only in DRAM.
 void BM_AttributeLookupCold(benchmark::State& state) {
-    const int n = 1000000;
+    const int n = static_cast<int>(state.range(0));
     Model m = flat_model(n);
-    auto k1 = m.key("a1"), k2 = m.key("a2"), k3 = m.key("a3"), k4 = m.key("a4");
-    m.for_each_component([&](ComponentId id) {
+    auto k1 = m.key("a1"), k2 = m.key("a2"), k3 = m.key("a3"), k4 = m.key("a4"), next = m.key("next");
+    std::vector<std::uint32_t> cycle;
+    m.for_each_component([&](ComponentId id) { cycle.push_back(index_of(id)); });
+    std::shuffle(cycle.begin(), cycle.end(), std::mt19937(42));
+    for (std::size_t i = 0; i < cycle.size(); ++i) {
+        ComponentId id{cycle[i]};
         m.set_attr(id, k1, std::int64_t{1});
         m.set_attr(id, k2, 2.0);
         m.set_attr(id, k3, std::int64_t{3});
         m.set_attr(id, k4, std::int64_t{4});
-        m.set_attr(id, keys::logical_index, std::int64_t{index_of(id)});
-    });
-    std::vector<ComponentId> order;
-    m.for_each_component([&](ComponentId id) { order.push_back(id); });
-    std::shuffle(order.begin(), order.end(), std::mt19937(42));
-    std::size_t i = 0;
+        m.set_attr(id, next, std::int64_t{cycle[(i + 1) % cycle.size()]});
+    }
+    ComponentId at{cycle[0]};
     for (auto _ : state) {
-        auto v = m.get_int(order[i], keys::logical_index);  // the last attribute: a full walk
-        benchmark::DoNotOptimize(v);
-        if (++i == order.size()) i = 0;
+        at = ComponentId{static_cast<std::uint32_t>(*m.get_int(at, next))};
+        benchmark::DoNotOptimize(at);
+    }
+    state.counters["model_MB"] = double(m.memory_bytes_excluding_strings()) / 1e6;
+}
+BENCHMARK(BM_AttributeLookupCold)->Arg(1000)->Arg(100000)->Arg(1000000);
+
+// The floor of such a lookup: one dependent random 8-byte read in an array as
+// large as the model, no model at all. A lookup costs two of these (the
+// component record, then its attribute entries).
+void BM_DependentRandomReadFloor(benchmark::State& state) {
+    const std::size_t words = static_cast<std::size_t>(state.range(0)) / 8;
+    std::vector<std::uint64_t> memory(words);
+    std::vector<std::uint64_t> cycle(words);
+    for (std::size_t i = 0; i < words; ++i) cycle[i] = i;
+    std::shuffle(cycle.begin(), cycle.end(), std::mt19937(42));
+    for (std::size_t i = 0; i < words; ++i) memory[cycle[i]] = cycle[(i + 1) % words];
+    std::uint64_t at = cycle[0];
+    for (auto _ : state) {
+        at = memory[at];
+        benchmark::DoNotOptimize(at);
     }
 }
-BENCHMARK(BM_AttributeLookupCold);
+BENCHMARK(BM_DependentRandomReadFloor)->Arg(160000)->Arg(16000000)->Arg(160000000);
 
 // The DataPaths of one type on a component that has 10,000 of them, among
 // `range(0)` DataPaths of other types on the same component.
