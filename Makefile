@@ -1,5 +1,6 @@
 # The two commands of the README. Each one installs what is missing,
 # configures, builds and runs.
+MAKEFLAGS += --no-print-directory
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 

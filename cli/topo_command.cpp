@@ -18,6 +18,7 @@ struct TopoOptions {
     bool include_io = false;
     int max_depth = -1;
     bool show_attributes = false;
+    bool fold = false;
 };
 
 int run_topo(const TopoOptions& o) {
@@ -35,6 +36,7 @@ int run_topo(const TopoOptions& o) {
     PrintOptions print;
     print.max_depth = o.max_depth;
     print.show_attributes = o.show_attributes;
+    print.fold_alike_siblings = o.fold;
     for (ComponentId root : model->roots())
         if (!is_software(model->type(root))) fmt::print("{}", print_subtree(*model, root, print));
     return kExitOk;
@@ -50,6 +52,7 @@ CommandRunner add_topo_command(CLI::App& app) {
     topo->add_flag("--io", options->include_io, "Include I/O devices (PCI, GPUs, NICs, disks)");
     topo->add_option("--max-depth", options->max_depth, "Print at most this many levels (text)");
     topo->add_flag("--attributes", options->show_attributes, "Print every attribute (text)");
+    topo->add_flag("--fold", options->fold, "Print one of each run of alike siblings, then how many more (text)");
     return [options] { return run_topo(*options); };
 }
 

@@ -85,23 +85,66 @@ std::string component_summary(const Model& model, ComponentId id, const PrintOpt
     return line;
 }
 
+namespace {
+
+// A hash of what a subtree looks like, ignoring indices and cpusets: equal
+// for the 80 L2 caches of a package, different for a P-core and an E-core.
+std::uint64_t shape_of(const Model& model, ComponentId id) {
+    std::uint64_t h = std::hash<std::string_view>{}(model.kind(id)) * 31 + static_cast<std::uint64_t>(model.type(id));
+    h = h * 1000003 + static_cast<std::uint64_t>(model.get_int(id, keys::size_bytes).value_or(0));
+    h = h * 1000003 + std::hash<std::string_view>{}(model.get_string(id, keys::core_type).value_or(""));
+    for (ComponentId c = model.first_child(id); c != kNoComponent; c = model.next_sibling(c))
+        h = h * 0x100000001b3ull ^ shape_of(model, c);
+    return h;
+}
+
+}  // namespace
+
 std::string print_subtree(const Model& model, ComponentId root, const PrintOptions& options) {
     if (!model.is_alive(root)) return {};
     std::string out;
     const int indent = std::max(options.indent, 0);
     // Explicit stack instead of walk_subtree: walk_subtree cannot skip the
     // children of a component at max_depth, which matters for big subtrees.
-    std::vector<std::pair<ComponentId, int>> stack{{root, 0}};
+    // An entry with a fold count prints the "N more alike" line instead.
+    struct Entry {
+        ComponentId id;
+        int depth;
+        std::size_t folded = 0;
+        Cpuset folded_cpus;
+    };
+    std::vector<Entry> stack{{root, 0, 0, {}}};
     while (!stack.empty()) {
-        const auto [id, depth] = stack.back();
+        Entry e = std::move(stack.back());
         stack.pop_back();
-        out.append(static_cast<std::size_t>(depth * indent), ' ');
-        out += component_summary(model, id, options);
+        out.append(static_cast<std::size_t>(e.depth * indent), ' ');
+        if (e.folded) {
+            out += fmt::format("... {} more alike", e.folded);
+            if (!e.folded_cpus.empty()) out += ", cpuset=" + e.folded_cpus.to_list_string();
+            out += '\n';
+            continue;
+        }
+        out += component_summary(model, e.id, options);
         out += '\n';
-        if (options.max_depth >= 0 && depth >= options.max_depth) continue;
-        // Pushed last child first so that the first child is printed first.
-        for (ComponentId c = model.last_child(id); c != kNoComponent; c = model.prev_sibling(c))
-            stack.emplace_back(c, depth + 1);
+        if (options.max_depth >= 0 && e.depth >= options.max_depth) continue;
+        std::vector<Entry> children;
+        for (ComponentId c = model.first_child(e.id); c != kNoComponent;) {
+            ComponentId next = model.next_sibling(c);
+            children.push_back({c, e.depth + 1, 0, {}});
+            if (options.fold_alike_siblings) {
+                const std::uint64_t shape = shape_of(model, c);
+                Entry fold{c, e.depth + 1, 0, {}};
+                while (next != kNoComponent && shape_of(model, next) == shape) {
+                    ++fold.folded;
+                    fold.folded_cpus |= model.cpuset(next);
+                    next = model.next_sibling(next);
+                }
+                if (fold.folded) children.push_back(std::move(fold));
+            }
+            c = next;
+        }
+        // Pushed last first so that the first child is printed first.
+        for (auto it = children.rbegin(); it != children.rend(); ++it) stack.push_back(std::move(*it));
     }
     return out;
 }

@@ -31,6 +31,10 @@ struct PrintOptions {
     bool show_datapaths = false;
     // Spaces per level.
     int indent = 2;
+    // Prints one of a run of consecutive siblings that look alike (same type,
+    // kind and size, and subtrees that look alike), then one line
+    // "... N more alike, cpuset=<union of theirs>": a 160-PU node fits a screen.
+    bool fold_alike_siblings = false;
 };
 
 // One line describing the component: the type, "(kind)" when the kind is set,

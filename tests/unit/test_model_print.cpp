@@ -76,6 +76,27 @@ TEST_F(SmallMachine, WholeTree) {
               "    Generic(misc) \"ipmi\"\n");
 }
 
+TEST_F(SmallMachine, FoldsAlikeSiblings) {
+    PrintOptions fold;
+    fold.fold_alike_siblings = true;
+    EXPECT_EQ(print_subtree(m, topo, fold),
+              "Topology\n"
+              "  Node P#0 cpuset=0-3 \"n01\"\n"
+              "    Numa(DRAM) L#0 P#0 16 GiB cpuset=0-3\n"
+              "    Chip(package) L#0 P#0 cpuset=0-3\n"
+              "      Cache(L2) L#0 1.25 MiB cpuset=0-1\n"
+              "        Core L#0 P#0 cpuset=0-1\n"
+              "          Thread L#0 P#0 cpuset=0\n"
+              "          ... 1 more alike, cpuset=1\n"
+              "      ... 1 more alike, cpuset=2-3\n"
+              "    Generic(misc) \"ipmi\"\n");
+    // A sibling of another size breaks the run.
+    m.set_attr(l2b, keys::size_bytes, std::int64_t{2} << 20);
+    auto text = print_subtree(m, pkg, fold);
+    EXPECT_NE(text.find("Cache(L2) L#1 2 MiB cpuset=2-3"), std::string::npos) << text;
+    EXPECT_EQ(text.find("1 more alike, cpuset=2-3"), std::string::npos) << text;
+}
+
 TEST_F(SmallMachine, SubtreeStartsUnindented) {
     EXPECT_EQ(print_subtree(m, l2b),
               "Cache(L2) L#1 1.25 MiB cpuset=2-3\n"
