@@ -16,5 +16,8 @@ inline constexpr int kExitUsage = 2;     // bad option or unreadable input
 using CommandRunner = std::function<int()>;
 
 CommandRunner add_topo_command(CLI::App& app);
+CommandRunner add_run_command(CLI::App& app);
+CommandRunner add_report_command(CLI::App& app);
+CommandRunner add_check_command(CLI::App& app);
 
 }  // namespace stacksage::cli

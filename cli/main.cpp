@@ -16,6 +16,9 @@ int main(int argc, char** argv) {
     // Subcommand name -> what runs it.
     std::map<std::string, CommandRunner> runners;
     runners["topo"] = add_topo_command(app);
+    runners["run"] = add_run_command(app);
+    runners["report"] = add_report_command(app);
+    runners["check"] = add_check_command(app);
 
     try {
         app.parse(argc, argv);

@@ -83,7 +83,9 @@ std::optional<Cpuset> Cpuset::parse_hwloc_mask(std::string_view text) {
         auto comma = text.find(',');
         std::string_view item = trim_spaces(text.substr(0, comma));
         if (item.starts_with("0x") || item.starts_with("0X")) item.remove_prefix(2);
-        if (item.empty()) return std::nullopt;
+        // hwloc writes an all-zero word as nothing: "0x1,,0x0".
+        if (item.empty() && comma == std::string_view::npos) return std::nullopt;
+        if (item.empty()) item = "0";
         // A single word may be longer than 8 digits ("0xffffffffff"): split it.
         std::vector<std::uint32_t> pieces;
         while (!item.empty()) {

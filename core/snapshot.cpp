@@ -143,6 +143,63 @@ struct SnapshotAccess {
         return m;
     }
 
+    // Every linked list ends, and no element is on two lists: otherwise a
+    // query on a crafted image would loop forever. One pass, marking.
+    static std::string validate_lists(const Model& m) {
+        constexpr std::uint32_t nil = Model::kNil;
+        const auto nc = m.components_.size();
+        std::vector<std::uint8_t> seen_child(nc, 0), seen_attr(m.attrs_.size(), 0),
+            seen_head(m.type_heads_.size(), 0), seen_out(m.datapaths_.size(), 0), seen_in(m.datapaths_.size(), 0);
+        auto walk_attrs = [&](std::uint32_t a) {
+            for (; a != nil; a = m.attrs_[a].next) {
+                if (seen_attr[a]) return false;
+                seen_attr[a] = 1;
+            }
+            return true;
+        };
+        for (std::uint32_t i = 0; i < nc; ++i) {
+            const auto& r = m.components_[i];
+            if (!r.alive) continue;
+            for (auto c = r.first_child; c != nil; c = m.components_[c].next_sibling) {
+                if (seen_child[c] || m.components_[c].parent != i)
+                    return fmt::format("component {}: child list is cyclic or shared", i);
+                seen_child[c] = 1;
+            }
+            if (!walk_attrs(r.first_attr)) return fmt::format("component {}: attribute list is cyclic or shared", i);
+            for (auto h = r.first_type_head; h != nil; h = m.type_heads_[h].next) {
+                if (seen_head[h]) return fmt::format("component {}: DataPath lists are cyclic or shared", i);
+                seen_head[h] = 1;
+                for (auto d = m.type_heads_[h].out_head; d != nil; d = m.datapaths_[d].next_out) {
+                    if (seen_out[d]) return fmt::format("component {}: DataPath list is cyclic", i);
+                    seen_out[d] = 1;
+                }
+                for (auto d = m.type_heads_[h].in_head; d != nil; d = m.datapaths_[d].next_in) {
+                    if (seen_in[d]) return fmt::format("component {}: DataPath list is cyclic", i);
+                    seen_in[d] = 1;
+                }
+            }
+        }
+        for (std::uint32_t d = 0; d < m.datapaths_.size(); ++d)
+            if (m.datapaths_[d].alive && !walk_attrs(m.datapaths_[d].first_attr))
+                return fmt::format("datapath {}: attribute list is cyclic or shared", d);
+        // Parent chains end (depth() and ancestor queries walk them). Colour
+        // each chain once: 1 = on the chain being walked, 2 = known to end.
+        std::vector<std::uint8_t> state(nc, 0);
+        std::vector<std::uint32_t> chain;
+        for (std::uint32_t i = 0; i < nc; ++i) {
+            chain.clear();
+            auto p = i;
+            while (p != nil && state[p] == 0) {
+                state[p] = 1;
+                chain.push_back(p);
+                p = m.components_[p].parent;
+            }
+            if (p != nil && state[p] == 1) return fmt::format("component {}: parent links form a cycle", p);
+            for (auto c : chain) state[c] = 2;
+        }
+        return {};
+    }
+
     // Every index inside the image points inside it, so that queries on a
     // crafted or damaged image cannot read out of bounds. Returns "" or the
     // first problem found.
@@ -198,6 +255,7 @@ struct SnapshotAccess {
         for (const auto& list : m.by_type_)
             for (auto v : list)
                 if (v >= nc) return "type index out of range";
+        if (auto problem = validate_lists(m); !problem.empty()) return problem;
         for (auto v : m.free_attrs_)
             if (v >= na) return "free attribute list out of range";
         return {};
@@ -292,6 +350,19 @@ Result<Model> adopt_image(const unsigned char* base, std::size_t size, const std
 }
 
 }  // namespace
+
+namespace detail {
+void fix_snapshot_checksum(void* image, std::size_t size) {
+    auto* base = static_cast<unsigned char*>(image);
+    if (size < sizeof(ImageHeader) + sizeof(Section) * kSectionCount) return;
+    ImageHeader h;
+    std::memcpy(&h, base, sizeof h);
+    if (h.header_bytes < sizeof(ImageHeader) + sizeof(Section) * kSectionCount || h.header_bytes > size) return;
+    h.checksum = checksum(base + h.header_bytes, size - h.header_bytes) ^
+                 checksum(base + sizeof(ImageHeader), sizeof(Section) * kSectionCount);
+    std::memcpy(base, &h, sizeof h);
+}
+}  // namespace detail
 
 Result<Model> read_snapshot_bytes(const void* data, std::size_t size, const std::string& what) {
     // Sections are read in place: copy to aligned memory first if needed.

@@ -6,6 +6,11 @@
 // print to stderr) ever sees it.
 #include "parsers/hwloc_loader.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <span>
+#include "parsers/xml_wellformed.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -135,6 +140,65 @@ std::optional<std::string_view> attribute_in_tag(std::string_view tag, std::stri
     return std::nullopt;
 }
 
+// "0x000000ff,0xffffffff", "0x1,,0x0", "0xf...f,0x1", "0x0": what
+// hwloc_bitmap_sscanf reads (an empty word stands for zero).
+bool is_hwloc_bitmap(std::string_view v) {
+    if (v.starts_with("0xf...f")) {
+        v.remove_prefix(7);
+        if (v.empty()) return true;
+        if (v.front() != ',') return false;
+        v.remove_prefix(1);
+    }
+    while (true) {
+        const std::size_t comma = v.find(',');
+        std::string_view word = v.substr(0, comma);
+        if (word.starts_with("0x") || word.starts_with("0X")) word.remove_prefix(2);
+        // hwloc writes zero words as nothing ("0x1,,0x0"); a bitmap is never empty.
+        if (word.size() > 16 || (word.empty() && comma == std::string_view::npos && v.size() == 0)) return false;
+        for (char c : word)
+            if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
+        if (comma == std::string_view::npos) return true;
+        v.remove_prefix(comma + 1);
+    }
+}
+
+// The checks hwloc 2.9 does not make before relying on them (the fuzzer
+// found crashes in hwloc_topology_load for each): every <object> has a type
+// spelled as hwloc writes it (hwloc_type_sscanf would take "Ma" for
+// Machine), every cpuset/nodeset attribute is a bitmap, and CPU-side and
+// memory objects carry the four sets hwloc always writes for them.
+// "" when the element is fine.
+std::string check_hwloc_element(std::string_view tag, std::span<const XmlAttribute> attributes) {
+    if (tag != "object") return {};
+    static constexpr std::string_view kCpuSideTypes[] = {
+        "Machine", "Package", "Die", "Core", "PU", "Group", "NUMANode", "MemCache",
+        "L1Cache", "L2Cache", "L3Cache", "L4Cache", "L5Cache", "L1iCache", "L2iCache", "L3iCache",
+        "System", "Socket", "Cache",  // hwloc 1.x names, which hwloc 2 still reads
+    };
+    static constexpr std::string_view kIoTypes[] = {"Bridge", "PCIDev", "OSDev", "Misc"};
+    static constexpr std::string_view kRequiredSets[] = {"cpuset", "complete_cpuset", "nodeset", "complete_nodeset"};
+    std::string_view type;
+    unsigned sets_present = 0;
+    for (const XmlAttribute& a : attributes) {
+        if (a.name == "type") type = a.raw_value;
+        if (a.name.ends_with("cpuset") || a.name.ends_with("nodeset")) {
+            if (!is_hwloc_bitmap(a.raw_value))
+                return "attribute " + std::string(a.name) + "=\"" + std::string(a.raw_value.substr(0, 40)) +
+                       "\" is not an hwloc bitmap";
+            for (unsigned i = 0; i < std::size(kRequiredSets); ++i)
+                if (a.name == kRequiredSets[i]) sets_present |= 1u << i;
+        }
+    }
+    if (type.empty()) return "an <object> without a type";
+    auto in = [&](const auto& list) { return std::find(std::begin(list), std::end(list), type) != std::end(list); };
+    if (in(kIoTypes)) return {};
+    if (!in(kCpuSideTypes)) return "an <object> of unknown type \"" + std::string(type.substr(0, 40)) + "\"";
+    for (unsigned i = 0; i < std::size(kRequiredSets); ++i)
+        if (!(sets_present & (1u << i)))
+            return "an <object type=\"" + std::string(type) + "\"> without its " + std::string(kRequiredSets[i]);
+    return {};
+}
+
 Status check_hwloc_xml_text(const std::string& path, std::string_view text) {
     std::string_view s = text;
     if (s.starts_with("\xEF\xBB\xBF")) s.remove_prefix(3);  // UTF-8 byte order mark
@@ -193,6 +257,13 @@ Status check_hwloc_xml_text(const std::string& path, std::string_view text) {
     }
     if (!tail.ends_with("</topology>") && !root->substr(0, tag_end + 1).ends_with("/>"))
         return load_error(path, "it does not end with </topology>: the file is truncated", kReexport);
+    // Last, the whole markup and what hwloc trusts in it: hwloc can crash on
+    // malformed XML, and on objects without a type or a cpuset.
+    if (XmlProblem problem; !is_well_formed_xml(text, &problem, check_hwloc_element))
+        return load_error(path,
+                          "it is not valid hwloc XML (line " + std::to_string(problem.line) + ", column " +
+                              std::to_string(problem.column) + ": " + problem.what + ")",
+                          kReexport);
     return Ok{};
 }
 
@@ -252,19 +323,23 @@ Result<Model> to_model(hwloc_topology_t topo, const HwlocLoadOptions& options) {
 Result<Model> load_hwloc_xml(const std::string& path, const HwlocLoadOptions& options) {
     Result<std::string> text = read_whole_file(path);
     if (!text) return text.error();
-    if (Status checked = check_hwloc_xml_text(path, *text); !checked) return checked.error();
+    return load_hwloc_xml_text(*text, path, options);
+}
+
+Result<Model> load_hwloc_xml_text(const std::string& text, const std::string& name, const HwlocLoadOptions& options) {
+    if (Status checked = check_hwloc_xml_text(name, text); !checked) return checked.error();
 
     prefer_builtin_xml_reader();
     TopologyHandle topo;
-    if (!topo.init()) return load_error(path, "hwloc could not create a topology (out of memory?)", "try again");
+    if (!topo.init()) return load_error(name, "hwloc could not create a topology (out of memory?)", "try again");
     // The file is the truth: keep every object it has; I/O only on request.
     hwloc_topology_set_all_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_ALL);
     if (!options.include_io) hwloc_topology_set_io_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_NONE);
     // The size includes the terminating NUL, as hwloc's own exports do.
-    if (hwloc_topology_set_xmlbuffer(topo.get(), text->c_str(), static_cast<int>(text->size() + 1)) < 0 ||
+    if (hwloc_topology_set_xmlbuffer(topo.get(), text.c_str(), static_cast<int>(text.size() + 1)) < 0 ||
         hwloc_topology_load(topo.get()) < 0) {
         const int err = errno;
-        return load_error(path,
+        return load_error(name,
                           std::string("hwloc rejected the XML (") + std::strerror(err) +
                               "): it is malformed, or describes an inconsistent topology",
                           "run `HWLOC_XML_VERBOSE=1 lstopo-no-graphics -i FILE` for hwloc's diagnostics, "

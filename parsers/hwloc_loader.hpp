@@ -58,6 +58,11 @@ Result<Model> load_hwloc_xml(const std::string& path, const HwlocLoadOptions& op
 //
 // \return a Model shaped as for load_hwloc_xml.
 // \return an Error when hwloc cannot discover the machine.
+// The same for XML text already in memory (a file's contents, a fuzzer's
+// input). `name` stands for the file in error messages.
+Result<Model> load_hwloc_xml_text(const std::string& text, const std::string& name,
+                                  const HwlocLoadOptions& options = {});
+
 Result<Model> discover_this_machine(const HwlocLoadOptions& options = {});
 
 }  // namespace stacksage

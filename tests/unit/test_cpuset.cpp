@@ -26,6 +26,9 @@ TEST(Cpuset, ParsesHwlocMasks) {
     EXPECT_EQ(Cpuset::parse_hwloc_mask("0x00000003,0xffffffff")->to_list_string(), "0-33");
     EXPECT_EQ(Cpuset::parse_hwloc_mask("0x1,0x0,0x0")->to_list_string(), "64");
     EXPECT_EQ(Cpuset::parse_hwloc_mask("0xffffffffff")->to_list_string(), "0-39");
+    // hwloc writes zero words as nothing.
+    EXPECT_EQ(Cpuset::parse_hwloc_mask("0x00000001,,0x01000000")->to_list_string(), "24,64");
+    EXPECT_FALSE(Cpuset::parse_hwloc_mask("0x1,"));
     EXPECT_EQ(Cpuset::parse_hwloc_mask("0x0")->count(), 0u);
     EXPECT_FALSE(Cpuset::parse_hwloc_mask("0xf...f"));
     EXPECT_FALSE(Cpuset::parse_hwloc_mask("0xzz"));

@@ -845,8 +845,9 @@ TEST(HwlocLoaderBadInput, UnsupportedVersion) {
     expect_load_error(path, "version \"3.0\" is not supported");
 }
 
-TEST(HwlocLoaderBadInput, MalformedInsideRejectedByHwloc) {
-    // Complete and well-framed, but an object element is broken in the middle.
+TEST(HwlocLoaderBadInput, MalformedInsideIsRefusedBeforeHwloc) {
+    // Complete and well-framed, but an object element is broken in the middle:
+    // hwloc's built-in reader may crash on such markup, so it never sees it.
     std::string text = read_text(xml("emmett.xml"));
     const std::size_t at = text.find("<object type=\"Core\"");
     ASSERT_NE(at, std::string::npos);
@@ -857,6 +858,15 @@ TEST(HwlocLoaderBadInput, MalformedInsideRejectedByHwloc) {
     Result<Model> loaded = load_hwloc_xml(path);
     ASSERT_FALSE(loaded.ok());
     EXPECT_NE(loaded.error().message.find("'" + path + "'"), std::string::npos) << loaded.error().message;
+    EXPECT_NE(loaded.error().message.find("not valid hwloc XML (line "), std::string::npos) << loaded.error().message;
+}
+
+TEST(HwlocLoaderBadInput, WellFormedButRejectedByHwloc) {
+    // Well-formed XML with a topology root that holds no machine.
+    const TempFile file("<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n</topology>\n");
+    Result<Model> loaded = load_hwloc_xml(file.path);
+    ASSERT_FALSE(loaded.ok());
+    EXPECT_NE(loaded.error().message.find("'" + file.path + "'"), std::string::npos) << loaded.error().message;
     EXPECT_NE(loaded.error().message.find("hwloc rejected"), std::string::npos) << loaded.error().message;
 }
 

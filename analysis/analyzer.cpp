@@ -1,0 +1,129 @@
+#include "analysis/analyzer.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "analysis/flow_centric_check.hpp"
+#include "analysis/node_load.hpp"
+#include "analysis/resource_centric_check.hpp"
+#include "analysis/smt_check.hpp"
+#include "analysis/suggestions.hpp"
+#include "analysis/temporal_stacking_check.hpp"
+
+namespace stacksage {
+
+std::size_t AnalysisResult::count(Severity severity) const {
+    return static_cast<std::size_t>(
+        std::count_if(findings.begin(), findings.end(), [&](const Finding& f) { return f.severity == severity; }));
+}
+
+namespace {
+
+void combine_overloads(std::vector<Finding>& findings) {
+    std::map<std::string, Finding*> resource_overload;
+    for (Finding& f : findings)
+        if (f.code == "overloaded-resources") resource_overload.emplace(f.node, &f);
+    for (Finding& f : findings) {
+        if (f.code != "overloaded-reservation") continue;
+        auto it = resource_overload.find(f.node);
+        if (it == resource_overload.end()) continue;
+        Finding& r = *it->second;
+        r.check = "resource-centric+flow-centric";
+        r.detail += (r.detail.empty() ? "" : "; ") + std::string("flow-centric: ") + f.message;
+        f.code.clear();  // merged
+    }
+    std::erase_if(findings, [](const Finding& f) { return f.code.empty(); });
+}
+
+int check_order(const std::string& code) {
+    static const char* const kOrder[] = {"overloaded-resources", "overloaded-reservation", "idle-resources",
+                                         "underloaded-reservation", "runtime-contention", "smt-shared-cores",
+                                         "smt-unused-hardware-threads", "service-flows", "runtime-stacking"};
+    for (int i = 0; i < static_cast<int>(std::size(kOrder)); ++i)
+        if (code == kOrder[i]) return i;
+    return static_cast<int>(std::size(kOrder));
+}
+
+}  // namespace
+
+AnalysisResult analyze(const Model& model, const AnalysisOptions& options) {
+    const RunView view = build_run_view(model, options.activity);
+    return analyze(view);
+}
+
+AnalysisResult analyze(const RunView& view) {
+    AnalysisResult result;
+    result.run_name = std::string(view.run_name);
+    result.run_command = std::string(view.run_command);
+    result.launcher = detect_launcher(view);
+
+    std::vector<NodeLoad> loads;
+    loads.reserve(view.nodes.size());
+    for (std::uint32_t n = 0; n < view.nodes.size(); ++n) loads.push_back(compute_node_load(view, n));
+
+    std::vector<Finding>& all = result.findings;
+    auto append = [&](std::vector<Finding> more) {
+        for (Finding& f : more) all.push_back(std::move(f));
+    };
+    append(check_resource_centric(view, loads));
+    append(check_flow_centric(view, loads));
+    append(check_smt(view, loads));
+    append(check_temporal_stacking(view, loads));
+    append(check_service_flows(view));
+    combine_overloads(all);
+    add_suggestions(view, loads, result.launcher, all);
+
+    // Summaries.
+    const std::vector<RuntimeStacking> stacking = summarize_runtime_stacking(view);
+    result.processes.reserve(view.processes.size());
+    for (std::uint32_t i = 0; i < view.processes.size(); ++i) {
+        const ProcessView& p = view.processes[i];
+        ProcessSummary s;
+        s.host = std::string(view.nodes[p.node].host);
+        s.rank = p.rank;
+        s.pid = p.pid;
+        s.name = std::string(p.name);
+        s.launcher = p.launcher;
+        s.launcher_name = std::string(p.launcher_name);
+        s.threads = p.flows.size();
+        for (std::uint32_t f : p.flows) {
+            s.cpus |= view.flows[f].placement;
+            if (view.flows[f].service) ++s.service_threads;
+        }
+        s.runtimes = stacking[i].runtimes;
+        s.category = stacking[i].category;
+        s.end_how = std::string(p.end_how);
+        result.processes.push_back(std::move(s));
+    }
+    std::map<std::string, std::size_t> node_rank;
+    for (std::uint32_t n = 0; n < view.nodes.size(); ++n) {
+        const NodeView& node = view.nodes[n];
+        NodeSummary s;
+        s.host = std::string(node.host);
+        s.cores_available = node.cores.size();
+        s.cpus_available = node.available.count();
+        s.cpus_total = node.complete.count();
+        s.available = node.available;
+        s.job_restricted = node.job_restricted;
+        s.smt = node.smt;
+        s.topology_source = std::string(node.topology_source);
+        for (std::uint32_t p : node.processes) {
+            s.processes.push_back(p);
+            s.threads += result.processes[p].threads;
+            s.service_threads += result.processes[p].service_threads;
+        }
+        for (std::uint32_t p : node.launchers) s.launchers.push_back(p);
+        node_rank.emplace(s.host, n);
+        result.nodes.push_back(std::move(s));
+    }
+    std::stable_sort(all.begin(), all.end(), [&](const Finding& a, const Finding& b) {
+        const std::size_t na = node_rank.count(a.node) ? node_rank[a.node] : 0;
+        const std::size_t nb = node_rank.count(b.node) ? node_rank[b.node] : 0;
+        if (na != nb) return na < nb;
+        if (a.severity != b.severity) return a.severity > b.severity;
+        return check_order(a.code) < check_order(b.code);
+    });
+    return result;
+}
+
+}  // namespace stacksage

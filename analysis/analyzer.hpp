@@ -1,0 +1,73 @@
+// The analyzer: every check on a run, their findings combined, with the
+// per-node and per-process summaries the reports show.
+//
+// Combination (the runtime-stacking paper runs both algorithms and reports
+// per resource): when the flow-centric check finds a node's reservation
+// overloaded, the resource-centric check has necessarily found over-demanded
+// CPUs on that node (more threads than CPUs means some CPU gets more than
+// one); the two are one problem, reported once as the resource-centric
+// finding with the flow-centric numbers in its detail.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analysis/activity.hpp"
+#include "analysis/finding.hpp"
+#include "analysis/launcher.hpp"
+#include "analysis/run_view.hpp"
+#include "analysis/runtime_stacking.hpp"
+
+namespace stacksage {
+
+struct ProcessSummary {
+    std::string host;
+    std::int64_t rank = -1;
+    std::int64_t pid = 0;
+    std::string name;              // executable's base name
+    bool launcher = false;
+    std::string launcher_name;
+    std::size_t threads = 0;       // flows, the main thread included
+    std::size_t service_threads = 0;
+    Cpuset cpus;                   // union of its flows' placements
+    std::vector<RuntimeUse> runtimes;
+    std::string category;
+    std::string end_how;
+};
+
+struct NodeSummary {
+    std::string host;
+    std::size_t cores_available = 0;
+    std::size_t cpus_available = 0;
+    std::size_t cpus_total = 0;    // the node's size (complete cpuset)
+    Cpuset available;
+    bool job_restricted = false;
+    bool smt = false;
+    std::string topology_source;   // "hwloc" or "cpusets-seen"
+    std::vector<std::size_t> processes;  // indices into AnalysisResult::processes
+    std::vector<std::size_t> launchers;
+    std::size_t threads = 0;
+    std::size_t service_threads = 0;
+};
+
+struct AnalysisResult {
+    std::string run_name;
+    std::string run_command;
+    LauncherInfo launcher;
+    std::vector<NodeSummary> nodes;
+    std::vector<ProcessSummary> processes;
+    std::vector<Finding> findings;  // by node (run order), then severity (highest first), then check order
+    std::size_t count(Severity severity) const;
+};
+
+struct AnalysisOptions {
+    ActivityOptions activity;
+};
+
+// Runs checks 1-7 on a view.
+AnalysisResult analyze(const RunView& view);
+
+// Builds the view of the model (activity per options) and analyses it.
+AnalysisResult analyze(const Model& model, const AnalysisOptions& options = {});
+
+}  // namespace stacksage

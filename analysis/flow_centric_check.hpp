@@ -1,0 +1,25 @@
+// Check 1, flow-centric (the runtime-stacking paper's Algorithm 1), per node,
+// at process granularity: the flows' sizes (each process counts its active
+// threads, at the busiest moment) against the size of the union of the CPUs
+// they may use.
+//  - more threads than hardware threads in the union: the reservation is
+//    overloaded ("overloaded-reservation", warning);
+//  - fewer threads than cores in the union: cores are reserved for nothing
+//    ("underloaded-reservation", warning).
+// Between the two (more threads than cores, not more than hardware threads)
+// is SMT's business (smt_check.hpp).
+#pragma once
+
+#include <vector>
+
+#include "analysis/finding.hpp"
+#include "analysis/node_load.hpp"
+#include "analysis/run_view.hpp"
+
+namespace stacksage {
+
+// loads[i] is compute_node_load(view, i).
+std::vector<Finding> check_flow_centric(const RunView& view, const std::vector<NodeLoad>& loads);
+std::vector<Finding> check_flow_centric(const RunView& view);
+
+}  // namespace stacksage

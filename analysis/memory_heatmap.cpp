@@ -1,0 +1,124 @@
+#include "analysis/memory_heatmap.hpp"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "parsers/memory_access_paths.hpp"
+
+namespace stacksage {
+
+namespace {
+
+namespace mk = memory_access_keys;
+
+constexpr std::string_view kLevelOrder[] = {
+    "L1",         "fill_buffer",  "L2",          "L3",   "L4",  "peer_cache", "memory_side_cache", "local_dram",
+    "remote_cache", "remote_dram", "pmem",       "cxl",  "io",  "uncached",   "unknown",
+};
+
+struct Keys {
+    std::optional<AttrKey> level, backend, loads, stores, remote, weight_sum, misses;
+    explicit Keys(const Model& m)
+        : level(m.find_key(mk::level)), backend(m.find_key(mk::backend)), loads(m.find_key(mk::loads)),
+          stores(m.find_key(mk::stores)), remote(m.find_key(mk::remote)), weight_sum(m.find_key(mk::weight_sum)),
+          misses(m.find_key(mk::misses)) {}
+};
+
+std::int64_t int_attr(const Model& m, DataPathId dp, const std::optional<AttrKey>& k) {
+    return k ? m.get_int(dp, *k).value_or(0) : 0;
+}
+
+void add_to(std::vector<std::pair<ComponentId, std::uint64_t>>& v, ComponentId c, std::uint64_t n) {
+    for (auto& [id, count] : v)
+        if (id == c) {
+            count += n;
+            return;
+        }
+    v.emplace_back(c, n);
+}
+
+}  // namespace
+
+int memory_level_rank(std::string_view level) {
+    for (std::size_t i = 0; i < std::size(kLevelOrder); ++i)
+        if (kLevelOrder[i] == level) return static_cast<int>(i);
+    return -1;
+}
+
+std::vector<NodeMemoryHeatmap> build_memory_heatmaps(const Model& m) {
+    std::vector<NodeMemoryHeatmap> out;
+    const Keys k(m);
+    if (!k.level || !k.backend) return out;  // no samples in this model
+    for (ComponentId node : m.components_of_type(ComponentType::Node)) {
+        NodeMemoryHeatmap h;
+        h.node = node;
+        h.host = std::string(m.get_string(node, keys::hostname).value_or(m.name(node)));
+        h.pus = m.descendants_of_type(node, ComponentType::Thread);
+        h.cores = m.descendants_of_type(node, ComponentType::Core);
+        std::unordered_map<std::uint32_t, std::size_t> pu_index, core_index;
+        for (std::size_t i = 0; i < h.cores.size(); ++i) core_index[index_of(h.cores[i])] = i;
+        h.core_of_pu.assign(h.pus.size(), static_cast<std::size_t>(-1));
+        for (std::size_t i = 0; i < h.pus.size(); ++i) {
+            pu_index[index_of(h.pus[i])] = i;
+            const ComponentId core = m.ancestor_of_type(h.pus[i], ComponentType::Core);
+            if (core != kNoComponent) h.core_of_pu[i] = core_index[index_of(core)];
+        }
+        h.first_touch_per_pu.assign(h.pus.size(), 0);
+        std::map<int, HeatmapLevel> levels;
+        std::map<std::string, std::uint64_t> papi;
+        std::map<std::string, double> weight_by_level;
+        for (std::size_t i = 0; i < h.pus.size(); ++i) {
+            for (DataPathId dp : m.datapaths(h.pus[i], DataPathType::MemoryAccess, Direction::Out)) {
+                const std::string_view backend = m.get_string(dp, *k.backend).value_or("");
+                const std::string_view level = m.get_string(dp, *k.level).value_or("unknown");
+                const std::uint64_t count = static_cast<std::uint64_t>(m.get_int(dp, keys::count).value_or(0));
+                const bool remote = int_attr(m, dp, k.remote) != 0;
+                if (backend == "papi") {
+                    papi[std::string(level)] += static_cast<std::uint64_t>(int_attr(m, dp, k.misses));
+                    continue;
+                }
+                if (backend == "pagefault") {
+                    h.first_touch_samples += count;
+                    if (remote) h.first_touch_remote += count;
+                    h.first_touch_per_pu[i] += count;
+                    if (m.type(m.target(dp)) == ComponentType::Numa) add_to(h.first_touch_per_numa, m.target(dp), count);
+                    continue;
+                }
+                if (std::find(h.backends.begin(), h.backends.end(), backend) == h.backends.end())
+                    h.backends.emplace_back(backend);
+                const int rank = memory_level_rank(level);
+                HeatmapLevel& l = levels[rank < 0 ? 1000 : rank];
+                if (l.level.empty()) {
+                    l.level = std::string(level);
+                    l.per_pu.assign(h.pus.size(), 0);
+                    l.per_core.assign(h.cores.size(), 0);
+                }
+                l.samples += count;
+                l.loads += static_cast<std::uint64_t>(int_attr(m, dp, k.loads));
+                l.stores += static_cast<std::uint64_t>(int_attr(m, dp, k.stores));
+                if (remote) l.remote += count;
+                l.per_pu[i] += count;
+                if (h.core_of_pu[i] < l.per_core.size()) l.per_core[h.core_of_pu[i]] += count;
+                add_to(l.per_target, m.target(dp), count);
+                weight_by_level[l.level] += static_cast<double>(int_attr(m, dp, k.weight_sum));
+                h.access_samples += count;
+            }
+        }
+        for (auto& [rank, l] : levels) {
+            l.share = h.access_samples ? static_cast<double>(l.samples) / static_cast<double>(h.access_samples) : 0;
+            const double w = weight_by_level[l.level];
+            if (w > 0 && l.samples > 0) l.mean_latency = w / static_cast<double>(l.samples);
+            std::sort(l.per_target.begin(), l.per_target.end(),
+                      [](const auto& a, const auto& b) { return a.second > b.second; });
+            h.levels.push_back(std::move(l));
+        }
+        for (auto& [level, n] : papi) h.papi_misses.emplace_back(level, n);
+        std::sort(h.first_touch_per_numa.begin(), h.first_touch_per_numa.end(),
+                  [&](const auto& a, const auto& b) { return m.os_index(a.first) < m.os_index(b.first); });
+        if (!h.empty()) out.push_back(std::move(h));
+    }
+    return out;
+}
+
+}  // namespace stacksage

@@ -1,0 +1,60 @@
+// Heatmap data of sampled memory accesses, per node and per level: how many
+// samples each PU issued that were served by L1, L2, L3, DRAM (local or
+// remote), ..., summed per core, per serving component (cache instance,
+// NUMA node), and the share of each level. Page-fault samples (first touch)
+// are kept apart: they say where pages were placed, not where accesses
+// were served.
+//
+// Read from the MemoryAccess DataPaths of the merged model
+// (parsers/memory_access_paths.hpp); the reports draw it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/model.hpp"
+
+namespace stacksage {
+
+struct HeatmapLevel {
+    std::string level;                // served-by name: "L1", "L2", "L3", "local_dram", ...
+    std::uint64_t samples = 0;
+    double share = 0;                 // of the node's access samples
+    std::uint64_t loads = 0, stores = 0;
+    std::uint64_t remote = 0;         // samples served from outside the issuing PU's NUMA node
+    double mean_latency = -1;         // mean latency weight (cycles); -1 when none was measured
+    std::vector<std::uint64_t> per_pu;    // same order as NodeMemoryHeatmap::pus
+    std::vector<std::uint64_t> per_core;  // same order as NodeMemoryHeatmap::cores
+    // The serving components (cache instances, NUMA nodes, the node), by samples.
+    std::vector<std::pair<ComponentId, std::uint64_t>> per_target;
+};
+
+struct NodeMemoryHeatmap {
+    std::string host;
+    ComponentId node = kNoComponent;
+    std::vector<ComponentId> pus;     // in topology order
+    std::vector<ComponentId> cores;   // in topology order
+    std::vector<std::size_t> core_of_pu;
+    std::vector<std::string> backends;  // that contributed access samples ("pebs", "ibs")
+    std::uint64_t access_samples = 0;
+    std::vector<HeatmapLevel> levels;   // in hierarchy order, only levels with samples
+    // First touch (page-fault samples).
+    std::uint64_t first_touch_samples = 0;
+    std::uint64_t first_touch_remote = 0;  // pages placed off the touching PU's NUMA node
+    std::vector<std::uint64_t> first_touch_per_pu;
+    std::vector<std::pair<ComponentId, std::uint64_t>> first_touch_per_numa;
+    // PAPI misses per level ("L1", "L2", "L3"), summed over the node's PUs.
+    std::vector<std::pair<std::string, std::uint64_t>> papi_misses;
+
+    bool empty() const { return access_samples == 0 && first_touch_samples == 0 && papi_misses.empty(); }
+};
+
+// One heatmap per Node of the model that has memory samples, in model order.
+std::vector<NodeMemoryHeatmap> build_memory_heatmaps(const Model& model);
+
+// Hierarchy order of the served-by levels (L1 first, unknown last); -1 for
+// names it does not know.
+int memory_level_rank(std::string_view level);
+
+}  // namespace stacksage

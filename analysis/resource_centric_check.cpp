@@ -1,0 +1,88 @@
+#include "analysis/resource_centric_check.hpp"
+
+#include <cmath>
+#include <set>
+
+#include "analysis/flow_refs.hpp"
+
+namespace stacksage {
+
+std::vector<Finding> check_resource_centric(const RunView& view) {
+    std::vector<NodeLoad> loads;
+    for (std::uint32_t n = 0; n < view.nodes.size(); ++n) loads.push_back(compute_node_load(view, n));
+    return check_resource_centric(view, loads);
+}
+
+std::vector<Finding> check_resource_centric(const RunView& view, const std::vector<NodeLoad>& loads) {
+    std::vector<Finding> out;
+    for (std::uint32_t n = 0; n < view.nodes.size(); ++n) {
+        const NodeView& node = view.nodes[n];
+        const NodeLoad& load = loads[n];
+        const Cpuset overloaded = load.shared | load.over_demanded;
+        if (!overloaded.empty()) {
+            Finding f;
+            f.code = "overloaded-resources";
+            f.severity = Severity::Warning;
+            f.check = "resource-centric";
+            f.node = std::string(node.host);
+            f.resources = overloaded;
+            f.message = describe_cpus(node, overloaded) +
+                        " may be used by more than one process/thread (overloaded resources)";
+            if (!load.shared.empty()) f.message += " (spatially concurrent configuration)";
+            std::vector<std::uint32_t> flows;
+            std::set<std::uint32_t> processes;
+            for (std::uint32_t i : load.active_flows)
+                if (view.flows[i].placement.intersects(overloaded)) {
+                    flows.push_back(i);
+                    processes.insert(view.flows[i].process);
+                }
+            const std::size_t cores = node.cores_count(overloaded);
+            const double peak = std::round(load.peak_demand * 10.0) / 10.0;
+            f.detail = std::to_string(flows.size()) + (flows.size() == 1 ? " thread" : " threads") + " of " +
+                       std::to_string(processes.size()) + (processes.size() == 1 ? " process" : " processes") +
+                       " may use these " + std::to_string(cores) + (cores == 1 ? " core" : " cores");
+            if (load.peak_demand > 1.0 + 1e-9) {
+                std::string p = std::to_string(peak);
+                p.erase(p.find('.') + 2);
+                f.detail += "; at the busiest moment " + p + " threads compete for one CPU";
+            }
+            if (!load.shared.empty())
+                f.detail += "; " + describe_cpus(node, load.shared) + " may be used by several processes at once";
+            f.figures = {{"threads", static_cast<std::int64_t>(flows.size())},
+                         {"processes", static_cast<std::int64_t>(processes.size())},
+                         {"cores", static_cast<std::int64_t>(cores)},
+                         {"cpus", static_cast<std::int64_t>(overloaded.count())},
+                         {"shared_cpus", static_cast<std::int64_t>(load.shared.count())},
+                         {"over_demanded_cpus", static_cast<std::int64_t>(load.over_demanded.count())},
+                         {"peak_threads_per_cpu_x10", static_cast<std::int64_t>(std::lround(load.peak_demand * 10))}};
+            attach_flows(f, view, flows);
+            out.push_back(std::move(f));
+        }
+        if (node.processes.empty()) continue;
+        const Cpuset idle = idle_cores(node, load.reserved);
+        if (!idle.empty()) {
+            Finding f;
+            f.code = "idle-resources";
+            f.severity = Severity::Warning;
+            f.check = "resource-centric";
+            f.node = std::string(node.host);
+            f.resources = idle;
+            f.message = describe_cpus(node, idle) + " may stay idle during execution (underloaded resources)";
+            const std::size_t idle_cores_count = node.cores_count(idle);
+            f.detail = "no active thread of the " + std::to_string(node.processes.size()) +
+                       (node.processes.size() == 1 ? " process" : " processes") + " on " + std::string(node.host) +
+                       " may run on " + (idle_cores_count == 1 ? "this core" : "these " + std::to_string(idle_cores_count) + " cores") +
+                       " (" + std::to_string(node.cores.size() - idle_cores_count) + " of " +
+                       std::to_string(node.cores.size()) + " available cores are used)";
+            f.figures = {{"idle_cores", static_cast<std::int64_t>(idle_cores_count)},
+                         {"cores_available", static_cast<std::int64_t>(node.cores.size())},
+                         {"threads", static_cast<std::int64_t>(load.peak_flows)},
+                         {"processes", static_cast<std::int64_t>(node.processes.size())}};
+            f.flow_count = 0;
+            out.push_back(std::move(f));
+        }
+    }
+    return out;
+}
+
+}  // namespace stacksage

@@ -1,0 +1,254 @@
+#include "analysis/run_view.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "analysis/activity.hpp"
+#include "parsers/hwloc_loader.hpp"
+#include "parsers/run_model_keys.hpp"
+
+namespace stacksage {
+
+std::optional<std::string_view> ProcessView::env_value(std::string_view name) const {
+    for (const auto& [k, v] : env)
+        if (k == name) return v;
+    return std::nullopt;
+}
+
+std::optional<std::string_view> ProcessView::identity_value(std::string_view name) const {
+    for (const auto& [k, v] : identity)
+        if (k == name) return v;
+    return std::nullopt;
+}
+
+std::vector<std::uint32_t> NodeView::cores_touching(const Cpuset& s) const {
+    std::vector<std::uint32_t> out;
+    for (unsigned cpu : s) {
+        if (cpu >= core_of_cpu.size() || core_of_cpu[cpu] < 0) continue;
+        const auto c = static_cast<std::uint32_t>(core_of_cpu[cpu]);
+        if (out.empty() || out.back() != c) {
+            if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+        }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+Cpuset NodeView::widen_to_cores(const Cpuset& s) const {
+    Cpuset out;
+    for (std::uint32_t c : cores_touching(s)) out |= cores[c];
+    return out;
+}
+
+std::uint32_t RunView::runtime_id(const RuntimeName& r) {
+    for (std::uint32_t i = 0; i < runtimes.size(); ++i)
+        if (runtimes[i].name == r.name) return i;
+    runtimes.push_back(r);
+    return static_cast<std::uint32_t>(runtimes.size() - 1);
+}
+
+std::string describe_cpus(const NodeView& node, const Cpuset& cpus) {
+    if (!node.smt) return "Cores [" + cpus.to_list_string() + "]";
+    const std::size_t cores = node.cores_count(cpus);
+    return "CPUs [" + cpus.to_list_string() + "] (" + std::to_string(cores) + (cores == 1 ? " core)" : " cores)");
+}
+
+namespace {
+
+struct Keys {
+    std::optional<AttrKey> pid, ppid, tid, rank, launcher, exe, end_how, utime, stime, creator_module,
+        mpi_init_ns, topology_source, job_restricted;
+    explicit Keys(const Model& m)
+        : pid(m.find_key(run_keys::pid)), ppid(m.find_key(run_keys::ppid)), tid(m.find_key(run_keys::tid)),
+          rank(m.find_key(run_keys::rank)), launcher(m.find_key(run_keys::launcher)),
+          exe(m.find_key(run_keys::exe)), end_how(m.find_key(run_keys::end_how)),
+          utime(m.find_key(run_keys::utime_us)), stime(m.find_key(run_keys::stime_us)),
+          creator_module(m.find_key(run_keys::creator_module)), mpi_init_ns(m.find_key(run_keys::mpi_init_ns)),
+          topology_source(m.find_key(run_keys::topology_source)), job_restricted(m.find_key(kJobRestrictedKey)) {}
+};
+
+template <class Id>
+std::optional<std::int64_t> int_attr(const Model& m, Id id, const std::optional<AttrKey>& k) {
+    return k ? m.get_int(id, *k) : std::nullopt;
+}
+template <class Id>
+std::string_view string_attr(const Model& m, Id id, const std::optional<AttrKey>& k) {
+    if (!k) return {};
+    return m.get_string(id, *k).value_or(std::string_view{});
+}
+
+NodeView make_node(const Model& m, const Keys& k, ComponentId node) {
+    NodeView n;
+    n.id = node;
+    n.host = m.get_string(node, keys::hostname).value_or(m.name(node));
+    Cpuset pus;
+    std::vector<ComponentId> threads = m.descendants_of_type(node, ComponentType::Thread);
+    for (ComponentId pu : threads)
+        if (m.os_index(pu) >= 0) pus.set(static_cast<unsigned>(m.os_index(pu)));
+    n.available = m.get_cpuset(node, keys::cpuset).value_or(pus);
+    n.available &= pus;  // a CPU without a PU component cannot be placed on
+    n.complete = m.get_cpuset(node, keys::complete_cpuset).value_or(n.available);
+    n.complete |= n.available;
+    n.job_restricted = int_attr(m, node, k.job_restricted).value_or(n.complete == n.available ? 0 : 1) != 0;
+    n.topology_source = string_attr(m, node, k.topology_source);
+    if (n.topology_source.empty()) n.topology_source = run_keys::source_hwloc;
+    n.core_of_cpu.assign(n.available.end_index(), -1);
+    auto add_core = [&](const Cpuset& s) {
+        if (s.empty()) return;
+        for (unsigned cpu : s)
+            if (cpu < n.core_of_cpu.size()) n.core_of_cpu[cpu] = static_cast<std::int32_t>(n.cores.size());
+        if (s.count() > 1) n.smt = true;
+        n.cores.push_back(s);
+    };
+    for (ComponentId core : m.descendants_of_type(node, ComponentType::Core)) {
+        Cpuset s;
+        for (ComponentId pu : m.descendants_of_type(core, ComponentType::Thread))
+            if (m.os_index(pu) >= 0 && n.available.contains(static_cast<unsigned>(m.os_index(pu))))
+                s.set(static_cast<unsigned>(m.os_index(pu)));
+        add_core(s);
+    }
+    // PUs outside any Core (topologies without core information): each is a core.
+    for (unsigned cpu : n.available)
+        if (n.core_of_cpu[cpu] < 0) {
+            Cpuset one;
+            one.set(cpu);
+            add_core(one);
+        }
+    // Cores in CPU order, whatever the tree's order.
+    std::vector<std::uint32_t> order(n.cores.size());
+    for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return *n.cores[a].first() < *n.cores[b].first();
+    });
+    std::vector<Cpuset> sorted;
+    for (std::uint32_t i : order) sorted.push_back(n.cores[i]);
+    n.cores = std::move(sorted);
+    for (std::uint32_t c = 0; c < n.cores.size(); ++c)
+        for (unsigned cpu : n.cores[c]) n.core_of_cpu[cpu] = static_cast<std::int32_t>(c);
+    return n;
+}
+
+void read_intervals(const Model& m, FlowView& f) {
+    struct Piece {
+        std::int64_t start, end;
+        unsigned cpu;
+    };
+    std::vector<Piece> pieces;
+    for (DataPathId dp : m.datapaths(f.id, DataPathType::MayRunOn, Direction::Out)) {
+        const std::int64_t os = m.os_index(m.target(dp));
+        if (os < 0) continue;
+        pieces.push_back({m.get_int(dp, keys::start_ns).value_or(f.start_ns),
+                          m.get_int(dp, keys::end_ns).value_or(f.end_ns), static_cast<unsigned>(os)});
+    }
+    std::sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) {
+        return a.start != b.start ? a.start < b.start : a.end < b.end;
+    });
+    for (const Piece& p : pieces) {
+        if (f.intervals.empty() || f.intervals.back().start_ns != p.start || f.intervals.back().end_ns != p.end)
+            f.intervals.push_back({p.start, p.end, {}});
+        f.intervals.back().cpuset.set(p.cpu);
+    }
+    const AffinityInterval* longest = nullptr;
+    for (const AffinityInterval& iv : f.intervals)
+        if (!longest || iv.end_ns - iv.start_ns >= longest->end_ns - longest->start_ns) longest = &iv;
+    if (longest) f.placement = longest->cpuset;
+    for (DataPathId dp : m.datapaths(f.id, DataPathType::RanOn, Direction::Out))
+        if (const std::int64_t os = m.os_index(m.target(dp)); os >= 0) f.ran_on.set(static_cast<unsigned>(os));
+}
+
+}  // namespace
+
+RunView build_run_view(const Model& model) { return build_run_view(model, ActivityOptions{}); }
+
+RunView build_run_view(const Model& model, const ActivityOptions& activity) {
+    RunView view;
+    view.model = &model;
+    const Keys k(model);
+    for (ComponentId root : model.components_of_type(ComponentType::Topology)) {
+        if (model.parent(root) != kNoComponent) continue;
+        view.run_name = model.name(root);
+        if (auto key = model.find_key(run_keys::run_command))
+            view.run_command = model.get_string(root, *key).value_or(std::string_view{});
+        break;
+    }
+    std::unordered_map<std::string_view, std::uint32_t> node_by_host;
+    for (ComponentId node : model.components_of_type(ComponentType::Node)) {
+        view.nodes.push_back(make_node(model, k, node));
+        node_by_host.emplace(view.nodes.back().host, static_cast<std::uint32_t>(view.nodes.size() - 1));
+    }
+
+    const std::vector<ComponentId> processes = model.components_of_type(ComponentType::Process);
+    view.processes.reserve(processes.size());
+    std::unordered_map<std::string_view, std::uint32_t> runtime_by_module;
+    const std::uint32_t application = view.runtime_id({"application", RuntimeFamily::Application});
+    for (ComponentId pid : processes) {
+        ProcessView p;
+        p.id = pid;
+        const std::string_view host = model.get_string(pid, keys::hostname).value_or(std::string_view{});
+        auto it = node_by_host.find(host);
+        if (it == node_by_host.end()) {
+            // A process on a host without a Node: give it an empty node so
+            // that it is still shown (with no cores to check).
+            NodeView n;
+            n.host = host;
+            view.nodes.push_back(std::move(n));
+            it = node_by_host.emplace(host, static_cast<std::uint32_t>(view.nodes.size() - 1)).first;
+        }
+        p.node = it->second;
+        p.pid = int_attr(model, pid, k.pid).value_or(model.os_index(pid));
+        p.ppid = int_attr(model, pid, k.ppid).value_or(-1);
+        p.rank = int_attr(model, pid, k.rank).value_or(-1);
+        p.launcher = model.kind(pid) == run_keys::kind_launcher;
+        p.launcher_name = string_attr(model, pid, k.launcher);
+        p.exe = string_attr(model, pid, k.exe);
+        p.name = model.name(pid);
+        p.end_how = string_attr(model, pid, k.end_how);
+        p.start_ns = model.get_int(pid, keys::start_ns).value_or(0);
+        p.end_ns = model.get_int(pid, keys::end_ns).value_or(p.start_ns);
+        p.mpi = k.mpi_init_ns && model.has_attr(pid, *k.mpi_init_ns);
+        model.for_each_attr(pid, [&](AttrKey key, const AttributeValue& v) {
+            const std::string_view name = model.key_name(key);
+            if (!std::holds_alternative<std::string>(v)) return;
+            const std::string_view value = *model.get_string(pid, key);
+            if (name.starts_with(run_keys::env_prefix))
+                p.env.emplace_back(name.substr(run_keys::env_prefix.size()), value);
+            else if (name.starts_with(run_keys::identity_prefix))
+                p.identity.emplace_back(name.substr(run_keys::identity_prefix.size()), value);
+        });
+        const auto process_index = static_cast<std::uint32_t>(view.processes.size());
+        for (ComponentId fid = model.first_child(pid); fid != kNoComponent; fid = model.next_sibling(fid)) {
+            if (model.type(fid) != ComponentType::Flow) continue;
+            FlowView f;
+            f.id = fid;
+            f.process = process_index;
+            f.tid = int_attr(model, fid, k.tid).value_or(model.os_index(fid));
+            f.kind = model.kind(fid);
+            f.name = model.name(fid);
+            f.creator_module = string_attr(model, fid, k.creator_module);
+            f.start_ns = model.get_int(fid, keys::start_ns).value_or(p.start_ns);
+            f.end_ns = model.get_int(fid, keys::end_ns).value_or(p.end_ns);
+            const auto u = int_attr(model, fid, k.utime), s = int_attr(model, fid, k.stime);
+            if (u || s) f.cpu_time_us = u.value_or(0) + s.value_or(0);
+            if (f.kind == run_keys::kind_main) {
+                f.runtime = application;
+            } else if (auto r = runtime_by_module.find(f.creator_module);
+                       r != runtime_by_module.end() && f.creator_module != p.exe) {
+                f.runtime = r->second;
+            } else {
+                f.runtime = view.runtime_id(classify_module(f.creator_module, p.exe));
+                if (f.creator_module != p.exe) runtime_by_module.emplace(f.creator_module, f.runtime);
+            }
+            read_intervals(model, f);
+            classify_activity(f, activity);
+            if (!f.service) p.placement |= f.placement;
+            p.flows.push_back(static_cast<std::uint32_t>(view.flows.size()));
+            view.flows.push_back(std::move(f));
+        }
+        NodeView& node = view.nodes[p.node];
+        (p.launcher ? node.launchers : node.processes).push_back(process_index);
+        view.processes.push_back(std::move(p));
+    }
+    return view;
+}
+
+}  // namespace stacksage

@@ -1,0 +1,122 @@
+// RunView: the merged model of a run (parsers/run_model_keys.hpp), read once
+// into the arrays every check walks: nodes with their cores, processes, and
+// flows with their placement and activity.
+//
+// Reading the model once keeps the checks simple and linear: each check is a
+// function of this view (and so of the model it was built from).
+//
+// A flow's placement is the mask it held for the longest time: runtimes often
+// start threads with the process's mask and bind them a moment later, and a
+// mask held for microseconds says nothing about where the flow computed.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/runtime_classifier.hpp"
+#include "core/cpuset.hpp"
+#include "core/model.hpp"
+
+namespace stacksage {
+
+struct AffinityInterval {
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+    Cpuset cpuset;
+};
+
+struct FlowView {
+    ComponentId id = kNoComponent;
+    std::uint32_t process = 0;     // index into RunView::processes
+    std::int64_t tid = 0;
+    std::string_view kind;         // "main", "thread", "discovered"
+    std::string_view name;         // thread name; may be empty
+    std::string_view creator_module;
+    std::uint32_t runtime = 0;     // index into RunView::runtimes
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+    std::int64_t cpu_time_us = -1; // -1: unknown
+    std::vector<AffinityInterval> intervals;  // in time order
+    Cpuset placement;              // the mask held longest (see above); empty when never known
+    Cpuset ran_on;                 // CPUs it was seen running on
+    bool service = false;          // nearly idle for its lifetime (activity.hpp)
+    double cpu_fraction = -1;      // CPU time / lifetime; -1 when unknown
+
+    std::int64_t lifetime_ns() const { return end_ns > start_ns ? end_ns - start_ns : 0; }
+};
+
+struct ProcessView {
+    ComponentId id = kNoComponent;
+    std::uint32_t node = 0;        // index into RunView::nodes
+    std::int64_t pid = 0;
+    std::int64_t ppid = -1;
+    std::int64_t rank = -1;        // -1: none
+    bool launcher = false;
+    std::string_view launcher_name;
+    std::string_view exe;
+    std::string_view name;         // executable's base name
+    std::string_view end_how;
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+    bool mpi = false;              // called MPI_Init
+    std::vector<std::uint32_t> flows;  // indices into RunView::flows, main thread first
+    Cpuset placement;              // union of its active flows' placements
+    std::vector<std::pair<std::string_view, std::string_view>> env;  // binding variables
+    std::vector<std::pair<std::string_view, std::string_view>> identity;
+
+    std::optional<std::string_view> env_value(std::string_view name) const;
+    std::optional<std::string_view> identity_value(std::string_view name) const;
+};
+
+struct NodeView {
+    ComponentId id = kNoComponent;
+    std::string_view host;
+    Cpuset available;              // PUs the job may use (the node's cpuset)
+    Cpuset complete;               // every PU of the node (complete_cpuset)
+    bool job_restricted = false;
+    std::string_view topology_source;  // "hwloc" or "cpusets-seen"
+    std::vector<Cpuset> cores;     // available PUs of each core with at least one
+    std::vector<std::int32_t> core_of_cpu;  // cpu -> index into cores; -1 when not available
+    bool smt = false;              // some core has more than one available PU
+    std::vector<std::uint32_t> processes;  // application processes (not launchers)
+    std::vector<std::uint32_t> launchers;
+
+    // Indices of the cores that hold at least one PU of s.
+    std::vector<std::uint32_t> cores_touching(const Cpuset& s) const;
+    // The PUs of the cores that hold at least one PU of s.
+    Cpuset widen_to_cores(const Cpuset& s) const;
+    std::size_t cores_count(const Cpuset& s) const { return cores_touching(s).size(); }
+};
+
+struct RunView {
+    const Model* model = nullptr;
+    std::string_view run_name;
+    std::string_view run_command;
+    std::vector<NodeView> nodes;
+    std::vector<ProcessView> processes;
+    std::vector<FlowView> flows;
+    std::vector<RuntimeName> runtimes;  // distinct runtimes, by first appearance
+
+    std::uint32_t runtime_id(const RuntimeName& r);
+    const RuntimeName& runtime_of(const FlowView& f) const { return runtimes[f.runtime]; }
+};
+
+struct ActivityOptions;
+
+// Builds the view of a run model: every Node under every Topology root,
+// every Process root with its Flows. Processes whose host has no Node are
+// kept, attached to a node made for them (no cores), so nothing is lost.
+//
+// \return the view; never fails. It points into the model, which must
+//         outlive it unchanged.
+RunView build_run_view(const Model& model);
+RunView build_run_view(const Model& model, const ActivityOptions& activity);
+
+// "Cores [1-15]" on nodes without SMT; "CPUs [1-7,17-23] (7 cores)" on
+// nodes with SMT, where CPU numbers and cores differ.
+std::string describe_cpus(const NodeView& node, const Cpuset& cpus);
+
+}  // namespace stacksage

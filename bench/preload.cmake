@@ -1,0 +1,15 @@
+# Benchmarks of the preload (included by bench/CMakeLists.txt). Figures and
+# the commands that produce them: docs/PERFORMANCE.md, section "Preload".
+add_executable(bench_preload_create_cost preload_create_cost.cpp)
+target_link_libraries(bench_preload_create_cost PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
+
+add_executable(bench_preload_run_overhead preload_run_overhead.cpp)
+target_include_directories(bench_preload_run_overhead PRIVATE ${STACKSAGE_SOURCE_DIR})
+
+add_executable(bench_preload_startup preload_startup.cpp)
+target_include_directories(bench_preload_startup PRIVATE ${STACKSAGE_SOURCE_DIR})
+target_link_libraries(bench_preload_startup PRIVATE nlohmann_json::nlohmann_json)
+
+foreach(b bench_preload_create_cost bench_preload_run_overhead bench_preload_startup)
+  add_dependencies(${b} stacksage-preload stacksage-model)
+endforeach()

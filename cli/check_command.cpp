@@ -1,0 +1,59 @@
+// `stacksage check OUT --fail-on warning|error`: an exit status for job
+// scripts and CI: 1 when findings of that severity (or worse) exist, 0 when
+// none do, 2 when the run cannot be analysed.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <memory>
+
+#include "cli/analysis_pipeline.hpp"
+#include "cli/commands.hpp"
+
+namespace stacksage::cli {
+
+namespace {
+struct CheckOptions {
+    std::string directory;
+    std::string fail_on = "warning";
+    bool quiet = false;
+};
+
+int run_check(const CheckOptions& o) {
+    Result<AnalysedRun> analysed = load_and_analyse(o.directory);
+    if (!analysed) {
+        fmt::print(stderr, "stacksage check: {}\n", analysed.error().message);
+        return kExitUsage;
+    }
+    const Severity threshold = o.fail_on == "error" ? Severity::Error : Severity::Warning;
+    std::size_t failing = 0;
+    for (const Finding& f : analysed->analysis.findings) {
+        if (f.severity < threshold) continue;
+        ++failing;
+        if (!o.quiet)
+            fmt::print("{}: {}: {}\n", to_string(f.severity), f.node.empty() ? "run" : f.node, f.message);
+    }
+    const AnalysisResult& a = analysed->analysis;
+    if (!o.quiet) {
+        for (const LoadNote& n : analysed->run.notes)
+            if (n.level == LoadNote::Level::Error) fmt::print("input error: {}: {}\n", n.file, n.message);
+        fmt::print("stacksage check: {} error(s), {} warning(s), {} info(s){}; {}\n", a.count(Severity::Error),
+                   a.count(Severity::Warning), a.count(Severity::Info),
+                   analysed->run.stats.logs_skipped ? fmt::format(", {} event log(s) skipped", analysed->run.stats.logs_skipped) : "",
+                   failing > 0 ? fmt::format("failing on {}", o.fail_on) : std::string("passed"));
+    }
+    return failing > 0 ? kExitFindings : kExitOk;
+}
+}  // namespace
+
+CommandRunner add_check_command(CLI::App& app) {
+    auto options = std::make_shared<CheckOptions>();
+    CLI::App* check = app.add_subcommand(
+        "check", "Exit with 1 when a recorded run has findings of a severity (for job scripts and CI)");
+    check->add_option("directory", options->directory, "The directory `stacksage run` wrote")->required();
+    check->add_option("--fail-on", options->fail_on, "Lowest severity that fails the check")
+        ->check(CLI::IsMember({"warning", "error"}));
+    check->add_flag("-q,--quiet", options->quiet, "Print nothing; only the exit status");
+    return [options] { return run_check(*options); };
+}
+
+}  // namespace stacksage::cli

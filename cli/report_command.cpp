@@ -1,0 +1,79 @@
+// `stacksage report OUT`: what the job did with the machine, in the terminal
+// (default) or as JSON.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+
+#include "cli/analysis_pipeline.hpp"
+#include "cli/commands.hpp"
+#include "reports/json_report.hpp"
+#include "reports/text_report.hpp"
+
+namespace stacksage::cli {
+
+namespace {
+struct ReportOptions {
+    std::string directory;
+    std::string format = "text";
+    std::string color = "auto";
+    std::string output;
+    bool no_info = false;
+    bool timings = false;
+};
+
+int run_report(const ReportOptions& o) {
+    Result<AnalysedRun> analysed = load_and_analyse(o.directory);
+    if (!analysed) {
+        fmt::print(stderr, "stacksage report: {}\n", analysed.error().message);
+        return kExitUsage;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    const ReportData data = analysed->report_data();
+    const bool to_terminal = o.output.empty() && ::isatty(STDOUT_FILENO) == 1;
+    std::string text;
+    if (o.format == "json") {
+        text = report_to_json(data).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    } else {
+        TextReportOptions t;
+        // Colour only for a person at a terminal, and never against NO_COLOR.
+        const char* no_color = std::getenv("NO_COLOR");
+        t.color = o.color == "always" || (o.color == "auto" && to_terminal && (no_color == nullptr || *no_color == '\0'));
+        t.show_info = !o.no_info;
+        text = render_text_report(data, t);
+    }
+    const double render_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (o.output.empty()) {
+        fmt::print("{}", text);
+    } else {
+        std::ofstream out(o.output, std::ios::binary | std::ios::trunc);
+        out << text;
+        if (!out) {
+            fmt::print(stderr, "stacksage report: cannot write '{}'; check the path and its permissions\n", o.output);
+            return kExitUsage;
+        }
+    }
+    if (o.timings) fmt::print(stderr, "stacksage report: {}\n", timings_line(*analysed, render_seconds));
+    return kExitOk;
+}
+}  // namespace
+
+CommandRunner add_report_command(CLI::App& app) {
+    auto options = std::make_shared<ReportOptions>();
+    CLI::App* report = app.add_subcommand("report", "Report how a recorded run used the machine (warnings, suggestions)");
+    report->add_option("directory", options->directory, "The directory `stacksage run` wrote")->required();
+    report->add_option("-f,--format", options->format, "Output format")->check(CLI::IsMember({"text", "json"}));
+    report->add_option("--color", options->color, "Colours in the text report")
+        ->check(CLI::IsMember({"auto", "always", "never"}));
+    report->add_option("-o,--output", options->output, "Write the report to this file instead of standard output");
+    report->add_flag("--no-info", options->no_info, "Leave information findings out of the text report");
+    report->add_flag("--timings", options->timings, "Print the time and memory of each stage on standard error");
+    return [options] { return run_report(*options); };
+}
+
+}  // namespace stacksage::cli

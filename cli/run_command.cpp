@@ -1,0 +1,361 @@
+// `stacksage run [options] -- COMMAND...`: runs COMMAND with the recorder
+// preloaded, so that it and every process it starts (mpirun's ranks, forked
+// and exec'ed children) write their events under one output directory.
+//
+// Works as `stacksage run -- mpirun -np 4 ./app` (locally launched ranks
+// inherit LD_PRELOAD and STACKSAGE_OUTPUT; remote ones need `mpirun -x
+// LD_PRELOAD -x STACKSAGE_OUTPUT`), as `mpirun -np 4 stacksage run -- ./app`
+// and as `srun stacksage run -- ./app`: the default directory is then named
+// after the job, so all ranks share it.
+#include <CLI/CLI.hpp>
+#include <fcntl.h>
+#include <fmt/core.h>
+#include <signal.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "cli/preload_location.hpp"
+#include "preload/sampling/sampling_plan.hpp"
+#include "preload/sampling/papi_counters.hpp"
+
+namespace stacksage::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunOptions {
+    std::string output;
+    std::vector<std::string> command;
+    bool no_topology = false;
+    bool no_model = false;
+    bool quiet = false;
+    std::string sample = "off";  // --sample: off, auto, or a list of backends
+};
+
+std::string env_or_empty(const char* name) {
+    const char* v = std::getenv(name);
+    return v ? std::string(v) : std::string();
+}
+
+// Job ids may hold characters that do not belong in a directory name
+// (PMIx namespaces look like "prterun-n01-1234@1").
+std::string sanitize(std::string s) {
+    for (char& c : s)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+    return s;
+}
+
+// The job this `stacksage run` belongs to, when a launcher or batch system
+// says so; empty otherwise.
+std::string job_id() {
+    if (std::string slurm = env_or_empty("SLURM_JOB_ID"); !slurm.empty()) {
+        std::string step = env_or_empty("SLURM_STEP_ID");
+        return sanitize(step.empty() ? slurm : slurm + "." + step);
+    }
+    for (const char* name : {"OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE", "FLUX_JOB_ID", "PBS_JOBID",
+                             "LSB_JOBID"})
+        if (std::string v = env_or_empty(name); !v.empty()) return sanitize(v);
+    return {};
+}
+
+// Rank of this `stacksage run` when it was started by a launcher (one per
+// rank), -1 otherwise.
+long launcher_rank() {
+    for (const char* name :
+         {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "FLUX_TASK_RANK", "SLURM_PROCID"}) {
+        std::string v = env_or_empty(name);
+        if (v.empty()) continue;
+        char* end = nullptr;
+        long r = std::strtol(v.c_str(), &end, 10);
+        if (end != nullptr && *end == '\0') return r;
+    }
+    return -1;
+}
+
+std::string default_output_dir() {
+    if (std::string job = job_id(); !job.empty()) return "stacksage-" + job;
+    std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    localtime_r(&now, &tm);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+    std::string base = std::string("stacksage-") + stamp;
+    // Two runs in the same second must not share a directory.
+    std::string dir = base;
+    for (int n = 2; fs::exists(dir); ++n) dir = base + "-" + std::to_string(n);
+    return dir;
+}
+
+std::string host_name() {
+    struct utsname u{};
+    return uname(&u) == 0 ? std::string(u.nodename) : std::string("unknown-host");
+}
+
+std::string iso8601_utc(std::chrono::system_clock::time_point t) {
+    std::time_t secs = std::chrono::system_clock::to_time_t(t);
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+// OUT/run.json: what was run, when, how. Created without clobbering: when
+// several `stacksage run` share the directory (one per rank), the first wins.
+void write_run_json(const fs::path& out, const RunOptions& o, const std::string& preload) {
+    auto now = std::chrono::system_clock::now();
+    nlohmann::json doc;
+    doc["schema"] = "stacksage-run";
+    doc["version"] = 1;
+    doc["tool_version"] = STACKSAGE_VERSION;
+    doc["command"] = o.command;
+    doc["start"] = {
+        {"iso8601", iso8601_utc(now)},
+        {"realtime_ns",
+         std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count()},
+    };
+    doc["host"] = host_name();
+    std::error_code ec;
+    doc["cwd"] = fs::current_path(ec).string();
+    doc["options"] = {
+        {"output", out.string()},
+        {"topology", !o.no_topology},
+        {"model", !o.no_model},
+        {"sample", o.sample},
+    };
+    doc["preload"] = preload;
+    std::string job = job_id();
+    doc["job_id"] = job.empty() ? nlohmann::json(nullptr) : nlohmann::json(job);
+    std::string text = doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+
+    const fs::path path = out / "run.json";
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        if (errno != EEXIST)
+            fmt::print(stderr, "stacksage run: cannot write {}: {}\n", path.string(), std::strerror(errno));
+        return;
+    }
+    const char* p = text.data();
+    std::size_t left = text.size();
+    while (left > 0) {
+        ssize_t n = ::write(fd, p, left);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        p += n;
+        left -= static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+}
+
+// What sampling can do on this node, said once before the run: each rank
+// decides for its own node again (nodes may differ), and writes what it did
+// into its log and summary.
+void explain_sampling_here(const sampling::BackendSelection& selection) {
+    using namespace sampling;
+    auto scan = std::make_unique<PmuScan>();
+    scan_pmus(nullptr, *scan);
+    SystemFacts facts;
+    read_system_facts(nullptr, facts);
+    PapiCounters papi;
+    const bool papi_ok = selection.wants(Backend::Papi) && papi.initialise();
+    auto plan = std::make_unique<SamplingPlan>();
+    SamplingOptions options;
+    if (!options_from_environment(options, nullptr, 0)) options = SamplingOptions{};
+    options.selection = selection;
+    plan_sampling(*scan, facts, options,
+                  papi_ok ? nullptr : (selection.wants(Backend::Papi) ? papi.reason() : "not requested"), *plan);
+    std::string used;
+    for (int i = 0; i < kBackendCount; ++i)
+        if (plan->usable(selection) & (1u << i)) used += (used.empty() ? "" : ", ") + std::string(backend_name(static_cast<Backend>(i)));
+    fmt::print(stderr, "stacksage run: sampling on {} with {}\n", host_name(), used.empty() ? "nothing" : used);
+    for (int i = 0; i < kBackendCount; ++i) {
+        const Backend b = static_cast<Backend>(i);
+        if (!selection.wants(b) || plan->of(b).available) continue;
+        // "auto" takes what works: unavailable backends are a note, not a problem.
+        fmt::print(stderr, "stacksage run:   {} {}: {}\n", backend_name(b),
+                   selection.automatic ? "not used" : "unavailable", plan->of(b).reason);
+    }
+}
+
+void prepend_preload(const std::string& preload) {
+    std::string existing = env_or_empty("LD_PRELOAD");
+    if (existing.find(preload) != std::string::npos) return;  // nested `stacksage run`
+    std::string value = existing.empty() ? preload : preload + ":" + existing;
+    setenv("LD_PRELOAD", value.c_str(), 1);
+}
+
+volatile sig_atomic_t g_child = 0;
+
+// Forwards signals sent to us by another process (kill, a batch system) to
+// the command. Signals from the terminal (Ctrl-C: si_code SI_KERNEL) already
+// reach the command, which is in our process group: forwarding them would
+// deliver them twice.
+void forward_signal(int sig, siginfo_t* info, void*) {
+    const bool from_process = info != nullptr && (info->si_code == SI_USER || info->si_code == SI_QUEUE ||
+                                                  info->si_code == SI_TKILL);
+    pid_t child = g_child;
+    if (child > 0 && from_process) ::kill(child, sig);
+}
+
+constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+void install_forwarding() {
+    struct sigaction sa{};
+    sa.sa_sigaction = &forward_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    for (int sig : kForwardedSignals) sigaction(sig, &sa, nullptr);
+}
+
+// Runs the command and waits for it; returns its exit status the way a
+// shell reports it (128 + N when killed by signal N).
+int spawn_and_wait(const std::vector<std::string>& command) {
+    std::vector<char*> argv;
+    for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+
+    install_forwarding();
+    pid_t child = ::fork();
+    if (child < 0) {
+        fmt::print(stderr, "stacksage run: cannot start a process: {}\n", std::strerror(errno));
+        return 126;
+    }
+    if (child == 0) {
+        for (int sig : kForwardedSignals) ::signal(sig, SIG_DFL);
+        ::execvp(argv[0], argv.data());
+        int error = errno;
+        // Only async-signal-safe calls from here.
+        const char* msg = std::strerror(error);
+        const char prefix[] = "stacksage run: cannot run '";
+        (void)!::write(2, prefix, sizeof prefix - 1);
+        (void)!::write(2, argv[0], std::strlen(argv[0]));
+        (void)!::write(2, "': ", 3);
+        (void)!::write(2, msg, std::strlen(msg));
+        (void)!::write(2, "\n", 1);
+        ::_exit(error == ENOENT ? 127 : 126);
+    }
+    g_child = child;
+    int status = 0;
+    while (::waitpid(child, &status, 0) < 0) {
+        if (errno != EINTR) {
+            fmt::print(stderr, "stacksage run: waiting for the command failed: {}\n", std::strerror(errno));
+            return 126;
+        }
+    }
+    g_child = 0;
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        fmt::print(stderr, "stacksage run: {} was killed by signal {} ({})\n", command[0], sig,
+                   strsignal(sig));
+        return 128 + sig;
+    }
+    return 126;
+}
+
+// "3 processes on 1 host" from the event logs present now.
+std::string summarize(const fs::path& out) {
+    std::size_t logs = 0;
+    std::set<std::string> hosts;
+    std::error_code ec;
+    for (const auto& host : fs::directory_iterator(out, ec)) {
+        if (!host.is_directory(ec)) continue;
+        for (const auto& f : fs::directory_iterator(host.path(), ec)) {
+            const std::string name = f.path().filename().string();
+            // Event logs only: not the sampling summaries next to them.
+            if (f.path().extension() != ".jsonl" || name.ends_with(".samples.jsonl")) continue;
+            ++logs;
+            hosts.insert(host.path().filename().string());
+        }
+    }
+    return fmt::format("{} process log{} from {} host{}", logs, logs == 1 ? "" : "s", hosts.size(),
+                       hosts.size() == 1 ? "" : "s");
+}
+
+int run_command(const RunOptions& o) {
+    sampling::BackendSelection selection;
+    char sample_error[256];
+    if (!sampling::parse_backend_selection(o.sample.c_str(), selection, sample_error, sizeof sample_error)) {
+        fmt::print(stderr, "stacksage run: {}\n", sample_error);
+        return 2;
+    }
+    Result<std::string> preload = find_preload_library();
+    fs::path out = fs::absolute(o.output.empty() ? default_output_dir() : o.output);
+    bool traced = true;
+    if (!preload) {
+        fmt::print(stderr, "stacksage run: {}\nstacksage run: running the command untraced.\n",
+                   preload.error().message);
+        traced = false;
+    } else {
+        std::error_code ec;
+        fs::create_directories(out, ec);
+        if (ec || ::access(out.c_str(), W_OK) != 0) {
+            fmt::print(stderr,
+                       "stacksage run: cannot use {} as the output directory ({}); choose another "
+                       "with -o. Running the command untraced.\n",
+                       out.string(), ec ? ec.message() : std::strerror(errno));
+            traced = false;
+        }
+    }
+    if (traced) {
+        write_run_json(out, o, *preload);
+        prepend_preload(*preload);
+        setenv("STACKSAGE_OUTPUT", out.c_str(), 1);
+        if (o.no_topology) setenv("STACKSAGE_TOPOLOGY", "0", 1);
+        if (o.no_model) setenv("STACKSAGE_MODEL", "0", 1);
+        if (selection.enabled()) {
+            setenv("STACKSAGE_SAMPLE", o.sample.c_str(), 1);
+            if (!o.quiet && launcher_rank() <= 0) explain_sampling_here(selection);
+        } else {
+            unsetenv("STACKSAGE_SAMPLE");  // an outer setting must not switch it on behind --sample=off
+        }
+    }
+    int status = spawn_and_wait(o.command);
+    // Under a launcher every rank runs its own `stacksage run`: one summary is enough.
+    if (traced && !o.quiet && launcher_rank() <= 0)
+        fmt::print(stderr, "stacksage: {} in {}\n", summarize(out), out.string());
+    return status;
+}
+
+}  // namespace
+
+CommandRunner add_run_command(CLI::App& app) {
+    auto options = std::make_shared<RunOptions>();
+    CLI::App* run = app.add_subcommand(
+        "run", "Run a command with the recorder preloaded: stacksage run [options] -- COMMAND...");
+    run->add_option("-o,--output", options->output,
+                    "Directory for the recording (default: ./stacksage-<job id or timestamp>)");
+    run->add_flag("--no-topology", options->no_topology,
+                  "Do not write the node's topology (OUT/<host>/topology.xml)");
+    run->add_flag("--no-model", options->no_model,
+                  "Do not write each process's model at exit (<log>.model.json)");
+    run->add_flag("-q,--quiet", options->quiet, "Do not print where the results are");
+    run->add_option("--sample", options->sample,
+                    "Memory and placement sampling: off (default), auto (every backend that works on each "
+                    "node), or a list of pebs,ibs,pagefault,cpuclock,papi")
+        ->default_str("off");
+    run->add_option("command", options->command, "The command to run, after --")->required();
+    run->positionals_at_end();
+    run->footer(
+        "Under mpirun, locally launched ranks inherit the recorder. For ranks on other nodes,\n"
+        "export it: mpirun -x LD_PRELOAD -x STACKSAGE_OUTPUT ..., or run\n"
+        "`mpirun ... stacksage run -- ./app` / `srun stacksage run -- ./app`.");
+    return [options] { return run_command(*options); };
+}
+
+}  // namespace stacksage::cli

@@ -1,0 +1,155 @@
+#include "parsers/event_log_reader.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+namespace stacksage {
+
+namespace {
+
+constexpr std::array<std::string_view, 18> kKnownEvents = {
+    "process_start", "process_end",  "fork",         "fork_failed",  "exec",
+    "exec_failed",   "thread_start", "thread_end",   "thread_create_failed",
+    "thread_name",   "affinity",     "mpi_init",     "mpi_finalize", "signal",
+    "topology",      "model",        "samples",      "sampling",
+};
+
+Error corrupt(const std::string& name, std::size_t line, std::string_view why) {
+    return make_error(name + ": corrupt event log, line " + std::to_string(line) + ": " +
+                      std::string(why) + "; the file is skipped");
+}
+
+// Reads the whole file into `text` (reused between calls: one allocation per
+// thread for a whole run of logs, not one per file).
+Status read_file(const std::string& path, std::string& text) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        const int err = errno;
+        return make_error(path + ": cannot open the event log (" + std::strerror(err) +
+                          "); the file is skipped");
+    }
+    struct stat info {};
+    std::size_t size = ::fstat(fd, &info) == 0 && info.st_size > 0 ? static_cast<std::size_t>(info.st_size) : 0;
+    // One byte more than the file's size, so that reaching the end needs no
+    // second read; a file still growing is read on in blocks.
+    text.resize(size + 1);
+    std::size_t got = 0;
+    for (;;) {
+        if (got == text.size()) text.resize(text.size() * 2 + 4096);
+        const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            const int err = errno;
+            ::close(fd);
+            return make_error(path + ": cannot read the event log (" + std::strerror(err) +
+                              "); the file is skipped");
+        }
+        if (n == 0) break;
+        got += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+    text.resize(got);
+    return Ok{};
+}
+
+}  // namespace
+
+bool is_known_event(std::string_view name) {
+    for (std::string_view k : kKnownEvents)
+        if (k == name) return true;
+    return false;
+}
+
+Result<EventLogSummary> parse_event_log(std::string_view text, const std::string& name,
+                                        const std::function<void(const EventLogEvent&)>& on_event) {
+    EventLogSummary summary;
+    // Reused across logs on a thread: its buffers stop growing after the first few.
+    thread_local JsonDocument doc;
+    std::size_t line_no = 0;
+    std::size_t at = 0;
+    while (at < text.size()) {
+        std::size_t end = text.find('\n', at);
+        const bool has_newline = end != std::string_view::npos;
+        if (!has_newline) end = text.size();
+        std::string_view line = text.substr(at, end - at);
+        at = has_newline ? end + 1 : end;
+        ++line_no;
+        const bool is_last = at >= text.size();
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (line.find_first_not_of(" \t") == std::string_view::npos) {
+            if (is_last) break;
+            continue;  // blank lines carry nothing
+        }
+        // A zero byte never occurs in text the recorder writes: it marks a
+        // binary file or a block the file system zero-filled after a crash.
+        const bool has_nul = line.find('\0') != std::string_view::npos;
+        if (has_nul || !doc.parse(line) || doc.type(doc.root()) != JsonType::Object) {
+            if (is_last) {
+                summary.torn_last_line = true;
+                break;
+            }
+            if (has_nul) return corrupt(name, line_no, "binary data (NUL bytes) in the file");
+            if (doc.type(doc.root()) != JsonType::Object && doc.error().empty())
+                return corrupt(name, line_no, "not a JSON object");
+            return corrupt(name, line_no,
+                           "not JSON (" + std::string(doc.error()) + " at byte " +
+                               std::to_string(doc.error_offset() + 1) + ")");
+        }
+        // A last line that parses but lacks its newline is kept: the write
+        // may have stopped exactly before the newline, and the event is whole.
+        ++summary.lines;
+        EventLogEvent ev;
+        ev.line = line_no;
+        ev.doc = &doc;
+        const auto v = doc.get_int("v");
+        const auto name_field = doc.get_string("ev");
+        const auto t = doc.get_int("t");
+        const auto pid = doc.get_int("pid");
+        const auto tid = doc.get_int("tid");
+        if (!v || !name_field || !t || !pid || !tid) {
+            if (is_last) {
+                summary.torn_last_line = true;
+                break;
+            }
+            return corrupt(name, line_no,
+                           "not a stacksage event (one of \"v\", \"ev\", \"t\", \"pid\", \"tid\" is "
+                           "missing or of the wrong type)");
+        }
+        ev.version = static_cast<int>(*v);
+        ev.name = *name_field;
+        ev.t = *t;
+        ev.pid = *pid;
+        ev.tid = *tid;
+        ev.truncated = doc.get_bool("truncated").value_or(false);
+        if (ev.version > summary.newest_version) summary.newest_version = ev.version;
+        if (ev.truncated) ++summary.truncated_events;
+        if (!is_known_event(ev.name)) {
+            auto it = summary.unknown_events.find(ev.name);
+            if (it == summary.unknown_events.end())
+                summary.unknown_events.emplace(std::string(ev.name), 1);
+            else
+                ++it->second;
+            continue;
+        }
+        ++summary.events;
+        on_event(ev);
+    }
+    return summary;
+}
+
+Result<EventLogSummary> read_event_log(const std::string& path,
+                                       const std::function<void(const EventLogEvent&)>& on_event) {
+    thread_local std::string text;
+    if (Status read = read_file(path, text); !read) return read.error();
+    Result<EventLogSummary> summary = parse_event_log(text, path, on_event);
+    // A huge log should not pin its buffer for the rest of the run.
+    if (text.capacity() > (std::size_t{64} << 20)) std::string().swap(text);
+    return summary;
+}
+
+}  // namespace stacksage

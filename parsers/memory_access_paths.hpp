@@ -1,0 +1,75 @@
+// Sampling summaries into the model: each aggregated memory access becomes
+// part of a MemoryAccess DataPath from the PU that issued it to the
+// component that served it, as in sys-sage's MemAxes use case:
+//
+//   served by L1 / fill buffer   -> the PU's L1 data cache
+//   L2, L3, L4                   -> the PU's cache of that level
+//   peer_cache (another core's   -> the PU's last-level cache
+//     cache, same node)
+//   local/remote DRAM, PMEM, CXL,-> the NUMA node holding the address
+//     remote cache, page faults     (move_pages at run time); when unknown,
+//     (first touch), unknown        local DRAM goes to the PU's own NUMA node
+//                                   and the rest to the Node
+//   I/O, uncached                -> the Node
+//
+// One path per (thread, PU, target, level, backend), with these attributes
+// (memory_access_keys below): count, loads, stores, weight sums and the
+// latency histogram, the NUMA node, whether it was remote to the PU, the
+// thread and process. cpu-clock samples become RanOn paths Flow -> PU with
+// counts; PAPI counts become MemoryAccess paths PU -> cache with "misses".
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/model.hpp"
+#include "parsers/sample_summary.hpp"
+
+namespace stacksage {
+
+namespace memory_access_keys {
+inline constexpr std::string_view level = "level";            // served-by level name (sample_summary.hpp)
+inline constexpr std::string_view backend = "backend";        // "pebs", "ibs", "pagefault", "cpuclock", "papi"
+inline constexpr std::string_view loads = "loads";
+inline constexpr std::string_view stores = "stores";
+inline constexpr std::string_view missed = "missed";          // samples that missed the named level
+inline constexpr std::string_view weight_sum = "weight_sum";  // total latency weight (cycles)
+inline constexpr std::string_view weight_max = "weight_max";
+inline constexpr std::string_view latency_histogram = "latency_histogram";  // 16 counts, "n0,n1,...": bucket i >= 1 holds [2^(i-1), 2^i) cycles
+inline constexpr std::string_view numa_node = "numa_node";    // OS index of the node holding the data; -1 unknown
+inline constexpr std::string_view remote = "remote";          // 1: served from outside the PU's NUMA node
+inline constexpr std::string_view hops = "hops";              // perf's mem_hops, the largest seen
+inline constexpr std::string_view tid = "tid";
+inline constexpr std::string_view pid = "pid";
+inline constexpr std::string_view misses = "misses";          // PAPI count
+inline constexpr std::string_view counter = "counter";        // PAPI event name
+inline constexpr std::string_view cpu_time_ns = "cpu_time_ns";  // RanOn: samples x the cpu-clock period
+inline constexpr std::string_view migrations = "migrations";  // Flow: CPU changes between cpu-clock samples
+inline constexpr std::string_view samples_lost = "samples_lost";  // Flow
+}  // namespace memory_access_keys
+
+struct MemoryPathStats {
+    std::size_t access_paths = 0;   // MemoryAccess paths added (samples)
+    std::size_t ran_on_paths = 0;
+    std::size_t papi_paths = 0;
+    std::uint64_t samples_placed = 0;
+    std::uint64_t samples_unplaced = 0;  // on CPUs the topology does not have
+    std::vector<std::string> notes;      // complete sentences about what was left out
+};
+
+// Adds the summary's samples to model under host_node (a Node component
+// holding the host's hwloc subtree). flow_of maps a thread id of the
+// summary's process to its Flow component (kNoComponent: RanOn paths for
+// that thread are skipped, MemoryAccess paths still carry the tid).
+MemoryPathStats add_sample_summary(Model& model, ComponentId host_node, const SampleSummary& summary,
+                                   const std::function<ComponentId(std::int64_t tid)>& flow_of);
+
+// The component a sample served by `level` is attributed to, as above.
+// pu: the issuing PU (a Thread component); numa_node: the address's node, -1 unknown.
+ComponentId memory_access_target(const Model& model, ComponentId host_node, ComponentId pu,
+                                 std::string_view level, std::int64_t numa_node);
+
+}  // namespace stacksage

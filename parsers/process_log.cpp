@@ -1,0 +1,292 @@
+#include "parsers/process_log.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <unordered_map>
+
+namespace stacksage {
+
+namespace {
+
+std::optional<Cpuset> mask_field(const JsonDocument& doc, JsonDocument::ValueIndex object,
+                                 std::string_view key) {
+    const auto text = doc.as_string(doc.find(object, key));
+    if (!text) return std::nullopt;
+    return Cpuset::parse(*text);
+}
+
+std::string string_field(const JsonDocument& doc, std::string_view key) {
+    return std::string(doc.get_string(key).value_or(std::string_view{}));
+}
+
+class LogInterpreter {
+public:
+    explicit LogInterpreter(ProcessImage& image) : p_(image) {}
+
+    // Returns an error message when the log cannot be interpreted at all.
+    std::string on_event(const EventLogEvent& ev) {
+        if (ev.t > p_.last_event_t) p_.last_event_t = ev.t;
+        if (!started_) {
+            if (ev.name != "process_start")
+                return "the first event is '" + std::string(ev.name) + "', not process_start";
+            start(ev);
+            return {};
+        }
+        if (ev.pid != p_.pid) {
+            // A vfork child writing through its parent's descriptor, or a
+            // log reused across a pid change: not this process's events.
+            ++foreign_events_;
+            return {};
+        }
+        if (ev.truncated) return {};  // only the common fields survived; nothing to apply
+        const JsonDocument& doc = *ev.doc;
+        if (ev.name == "thread_start") {
+            ThreadRecord& t = new_thread(ev.tid, ev.t, false);
+            t.seq = doc.get_int("seq").value_or(-1);
+            t.creator_tid = doc.get_int("creator_tid").value_or(-1);
+            t.creator_module = intern_module(doc.get_string("creator_module"));
+            t.start_module = intern_module(doc.get_string("start_module"));
+            t.attr_cpuset = mask_field(doc, doc.root(), "attr_cpuset");
+            if (auto m = mask_field(doc, doc.root(), "cpuset")) t.masks.push_back({ev.t, std::move(*m)});
+            if (auto cpu = doc.get_int("cpu"); cpu && *cpu >= 0) t.first_cpu = static_cast<int>(*cpu);
+            // A name given before the thread started waits under its pthread handle.
+            if (auto handle = doc.get_string("pthread"))
+                if (auto it = pending_names_.find(std::string(*handle)); it != pending_names_.end()) {
+                    t.name = std::move(it->second);
+                    pending_names_.erase(it);
+                }
+        } else if (ev.name == "thread_end") {
+            ThreadRecord& t = thread_or_discover(ev.tid, ev.t);
+            t.end_t = ev.t;
+            t.end_how = string_field(doc, "how");
+            t.utime_us = doc.get_int("utime_us").value_or(-1);
+            t.stime_us = doc.get_int("stime_us").value_or(-1);
+            if (auto cpu = doc.get_int("cpu"); cpu && *cpu >= 0) t.last_cpu = static_cast<int>(*cpu);
+        } else if (ev.name == "affinity") {
+            on_affinity(ev);
+        } else if (ev.name == "thread_name") {
+            const auto target = doc.get_int("target_tid");
+            const auto name = doc.get_string("name");
+            if (target && name && *target > 0)
+                thread_or_discover(*target, ev.t).name = std::string(*name);
+            else if (auto handle = doc.get_string("target_pthread"); handle && name)
+                pending_names_[std::string(*handle)] = std::string(*name);
+        } else if (ev.name == "mpi_init" || ev.name == "mpi_finalize") {
+            const bool init = ev.name == "mpi_init";
+            if (init) {
+                p_.mpi_init_t = ev.t;
+                if (auto r = doc.get_int("rank"); r && p_.rank < 0) p_.rank = *r;
+                if (auto s = doc.get_int("size")) p_.mpi_size = *s;
+                if (auto l = doc.get_int("thread_level")) p_.mpi_thread_level = *l;
+            } else {
+                p_.mpi_finalize_t = ev.t;
+            }
+            on_snapshot(ev);
+        } else if (ev.name == "process_end") {
+            p_.end_t = ev.t;
+            p_.end_known = true;
+            p_.end_how = string_field(doc, "how");
+            if (auto s = doc.get_int("status")) p_.exit_status = *s;
+            p_.utime_us = doc.get_int("utime_us").value_or(-1);
+            p_.stime_us = doc.get_int("stime_us").value_or(-1);
+            if (auto u = doc.get_int("threads_untraced"); u && *u > 0)
+                p_.threads_untraced = static_cast<std::uint64_t>(*u);
+        } else if (ev.name == "signal") {
+            if (doc.get_bool("fatal").value_or(false) && !p_.end_known) {
+                fatal_signal_t_ = ev.t;
+                fatal_signal_ = string_field(doc, "name");
+            }
+        } else if (ev.name == "exec") {
+            p_.exec_t = ev.t;
+        } else if (ev.name == "exec_failed") {
+            p_.exec_t = -1;
+        } else if (ev.name == "topology") {
+            if (!doc.get_bool("ok").value_or(true))
+                p_.notes.push_back("the recorder could not write the node's topology: " +
+                                   string_field(doc, "error"));
+        }
+        return {};
+    }
+
+    void finish() {
+        if (foreign_events_ > 0)
+            p_.notes.push_back(std::to_string(foreign_events_) +
+                               " event(s) carry another pid and were ignored");
+        // The image's end, by order of preference.
+        if (!p_.end_known) {
+            if (fatal_signal_t_ >= 0) {
+                p_.end_t = fatal_signal_t_;
+                p_.end_how = "signal " + fatal_signal_;
+                p_.end_known = true;
+            } else if (p_.exec_t >= 0) {
+                p_.end_t = p_.exec_t;
+                p_.end_how = "exec";
+                p_.end_known = true;
+            } else {
+                p_.end_t = p_.last_event_t;
+                p_.end_how = "unknown";
+            }
+        }
+        for (ThreadRecord& t : p_.threads) {
+            // Lines of different threads are in write order, not time order.
+            std::stable_sort(t.masks.begin(), t.masks.end(),
+                             [](const MaskChange& a, const MaskChange& b) { return a.t < b.t; });
+            // Consecutive equal masks are one interval.
+            t.masks.erase(std::unique(t.masks.begin(), t.masks.end(),
+                                      [](const MaskChange& a, const MaskChange& b) { return a.cpuset == b.cpuset; }),
+                          t.masks.end());
+            // A thread without its own end lived until the image ended.
+            if (t.end_t < 0) t.end_t = std::max(p_.end_t, t.start_t);
+            // A change after the end cannot have mattered; the starting mask stays.
+            std::size_t keep = t.masks.empty() ? 0 : 1;
+            while (keep < t.masks.size() && t.masks[keep].t <= t.end_t) ++keep;
+            t.masks.resize(keep);
+        }
+    }
+
+private:
+    void start(const EventLogEvent& ev) {
+        started_ = true;
+        const JsonDocument& doc = *ev.doc;
+        p_.pid = ev.pid;
+        p_.start_t = ev.t;
+        p_.origin = string_field(doc, "origin");
+        p_.ppid = doc.get_int("ppid").value_or(-1);
+        p_.host = string_field(doc, "host");
+        p_.rank = doc.get_int("rank").value_or(-1);
+        p_.launcher = string_field(doc, "launcher");
+        p_.exe = string_field(doc, "exe");
+        const auto cmd = doc.find(doc.root(), "cmdline");
+        for (auto a = doc.first_child(cmd); a != JsonDocument::kNone; a = doc.next(a))
+            if (auto s = doc.as_string(a)) p_.cmdline.emplace_back(*s);
+        p_.cgroup_cpuset = mask_field(doc, doc.root(), "cgroup_cpuset");
+        p_.online_cpus = mask_field(doc, doc.root(), "online_cpus");
+        for (const char* object : {"env", "identity"}) {
+            auto& out = object[0] == 'e' ? p_.env : p_.identity;
+            const auto o = doc.find(doc.root(), object);
+            for (auto m = doc.first_child(o); m != JsonDocument::kNone; m = doc.next(m))
+                if (auto s = doc.as_string(m)) out.emplace_back(std::string(doc.key(m)), std::string(*s));
+        }
+        ThreadRecord& main = new_thread(ev.tid, ev.t, false);
+        main.is_main = true;
+        if (ev.truncated) {
+            p_.notes.push_back("process_start was too long for the recorder and lost its fields");
+            return;
+        }
+        if (auto m = mask_field(doc, doc.root(), "cpuset")) main.masks.push_back({ev.t, std::move(*m)});
+        if (auto cpu = doc.get_int("cpu"); cpu && *cpu >= 0) main.first_cpu = static_cast<int>(*cpu);
+    }
+
+    std::string_view intern_module(std::optional<std::string_view> path) {
+        if (!path || path->empty()) return {};
+        for (const std::string& m : *p_.module_pool)
+            if (m == *path) return m;
+        return p_.module_pool->emplace_back(*path);
+    }
+
+    ThreadRecord& new_thread(std::int64_t tid, std::int64_t t, bool discovered) {
+        p_.threads.emplace_back();
+        ThreadRecord& r = p_.threads.back();
+        r.tid = tid;
+        r.start_t = t;
+        r.discovered = discovered;
+        by_tid_[tid] = p_.threads.size() - 1;
+        return r;
+    }
+
+    // The live thread with this tid, or a new "discovered" one (created
+    // before the recorder was ready, or by a path it does not see).
+    ThreadRecord& thread_or_discover(std::int64_t tid, std::int64_t t) {
+        if (auto it = by_tid_.find(tid); it != by_tid_.end()) {
+            ThreadRecord& r = p_.threads[it->second];
+            if (r.end_t < 0 || r.end_t >= t) return r;
+        }
+        return new_thread(tid, t, true);
+    }
+
+    void set_mask(ThreadRecord& t, std::int64_t when, Cpuset mask) {
+        if (!t.masks.empty() && t.masks.back().cpuset == mask) return;
+        t.masks.push_back({when, std::move(mask)});
+    }
+
+    void on_affinity(const EventLogEvent& ev) {
+        const JsonDocument& doc = *ev.doc;
+        if (doc.get_int("rc").value_or(-1) != 0) return;
+        const auto target = doc.get_int("target_tid");
+        if (!target || *target <= 0) return;
+        const bool in_process = doc.get_bool("target_in_process").value_or(false) || by_tid_.count(*target) > 0;
+        if (!in_process) return;  // another process's placement: that process records its own mask
+        auto mask = mask_field(doc, doc.root(), "cpuset");
+        if (!mask) return;
+        set_mask(thread_or_discover(*target, ev.t), ev.t, std::move(*mask));
+    }
+
+    // MPI's snapshots list every thread of the process with its mask: a mask
+    // that differs from ours was changed by a path we do not intercept.
+    void on_snapshot(const EventLogEvent& ev) {
+        const JsonDocument& doc = *ev.doc;
+        const auto threads = doc.find(doc.root(), "threads");
+        for (auto th = doc.first_child(threads); th != JsonDocument::kNone; th = doc.next(th)) {
+            const auto tid = doc.as_int(doc.find(th, "tid"));
+            if (!tid || *tid <= 0) continue;
+            ThreadRecord& r = thread_or_discover(*tid, ev.t);
+            if (r.name.empty())
+                if (auto name = doc.as_string(doc.find(th, "name"))) r.name = std::string(*name);
+            if (auto mask = mask_field(doc, th, "cpuset")) set_mask(r, ev.t, std::move(*mask));
+        }
+    }
+
+    ProcessImage& p_;
+    bool started_ = false;
+    std::unordered_map<std::int64_t, std::size_t> by_tid_;
+    std::unordered_map<std::string, std::string> pending_names_;  // pthread handle -> name
+    std::size_t foreign_events_ = 0;
+    std::int64_t fatal_signal_t_ = -1;
+    std::string fatal_signal_;
+};
+
+Result<ProcessImage> interpret(const std::string& name,
+                               const std::function<Result<EventLogSummary>(
+                                   const std::function<void(const EventLogEvent&)>&)>& read) {
+    ProcessImage image;
+    image.file = name;
+    LogInterpreter interpreter(image);
+    std::string problem;
+    std::size_t problem_line = 0;
+    Result<EventLogSummary> summary = read([&](const EventLogEvent& ev) {
+        if (!problem.empty()) return;
+        problem = interpreter.on_event(ev);
+        if (!problem.empty()) problem_line = ev.line;
+    });
+    if (!summary) return summary.error();
+    if (!problem.empty())
+        return make_error(name + ": corrupt event log, line " + std::to_string(problem_line) + ": " +
+                          problem + "; the file is skipped");
+    if (image.pid < 0)
+        return make_error(name + ": the event log holds no complete event" +
+                          std::string(summary->torn_last_line ? " (only a torn line)" : "") +
+                          "; the file is skipped");
+    image.summary = std::move(*summary);
+    interpreter.finish();
+    return image;
+}
+
+}  // namespace
+
+Result<ProcessImage> parse_process_log(std::string_view text, const std::string& name) {
+    return interpret(name, [&](const std::function<void(const EventLogEvent&)>& on_event) {
+        return parse_event_log(text, name, on_event);
+    });
+}
+
+Result<ProcessImage> read_process_log(const std::string& path) {
+    return interpret(path, [&](const std::function<void(const EventLogEvent&)>& on_event) {
+        return read_event_log(path, on_event);
+    });
+}
+
+}  // namespace stacksage

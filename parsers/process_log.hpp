@@ -1,0 +1,99 @@
+// What one event log says about one process image: its identity, its
+// threads, and every mask each thread had, with the times it changed.
+//
+// This is where the preload's events (docs/event-log.md) get their meaning:
+// thread_start opens a thread with the mask it started with, affinity events
+// change the target thread's mask, MPI snapshots correct masks changed behind
+// our back and reveal threads we did not see created, thread_end and
+// process_end close them. run_loader.hpp merges the images of one process
+// (before and after exec) and builds the model from these records.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/cpuset.hpp"
+#include "core/result.hpp"
+#include "parsers/event_log_reader.hpp"
+
+namespace stacksage {
+
+struct MaskChange {
+    std::int64_t t = 0;
+    Cpuset cpuset;
+};
+
+struct ThreadRecord {
+    std::int64_t tid = 0;
+    std::int64_t seq = -1;
+    std::int64_t creator_tid = -1;
+    std::string_view creator_module;  // "" when unknown; points into ProcessImage::module_pool
+    std::string_view start_module;
+    std::string name;
+    std::int64_t start_t = -1;
+    std::int64_t end_t = -1;      // -1: no end recorded (the process ended first, or was killed)
+    std::string end_how;
+    std::int64_t utime_us = -1;   // -1: unknown
+    std::int64_t stime_us = -1;
+    std::optional<Cpuset> attr_cpuset;
+    std::vector<MaskChange> masks;  // in time order; the first is the starting mask
+    int first_cpu = -1;             // the CPU it was seen on at its start; -1: unknown
+    int last_cpu = -1;              // the CPU it was last seen on (at its end); -1: unknown
+    bool is_main = false;
+    bool discovered = false;        // first seen in a snapshot, not created under our eyes
+};
+
+struct ProcessImage {
+    std::string file;               // the log's path
+    std::string host;               // from process_start; "" when unknown
+    std::int64_t pid = -1;
+    std::int64_t ppid = -1;
+    std::int64_t rank = -1;
+    std::string launcher;           // launcher name; "" for application processes
+    std::string exe;
+    std::vector<std::string> cmdline;
+    std::string origin;             // "exec" or "fork"
+    std::int64_t start_t = -1;
+    std::int64_t end_t = -1;        // -1 until closed (see close_image)
+    std::string end_how;            // "exit", "_exit", "signal SIGSEGV", "exec", "unknown"
+    bool end_known = false;
+    std::optional<std::int64_t> exit_status;
+    std::int64_t utime_us = -1;     // whole process (all threads), from process_end
+    std::int64_t stime_us = -1;
+    std::int64_t exec_t = -1;       // time of a successful-looking exec (the image ended there)
+    std::int64_t last_event_t = -1;
+    std::optional<Cpuset> cgroup_cpuset;
+    std::optional<Cpuset> online_cpus;
+    std::vector<std::pair<std::string, std::string>> env;       // binding variables
+    std::vector<std::pair<std::string, std::string>> identity;  // rank/job variables
+    std::int64_t mpi_size = -1;
+    std::int64_t mpi_thread_level = -1;
+    std::int64_t mpi_init_t = -1;
+    std::int64_t mpi_finalize_t = -1;
+    std::uint64_t threads_untraced = 0;  // creations the recorder could not follow
+    std::vector<ThreadRecord> threads;   // the main thread first
+    // Module paths, each stored once per image (a process's threads come
+    // from a handful of modules). Shared, so that copies of the image (a
+    // vector may copy rather than move it) keep the strings the threads point
+    // to alive; a deque, so that adding a path never moves the others.
+    std::shared_ptr<std::deque<std::string>> module_pool = std::make_shared<std::deque<std::string>>();
+    std::vector<std::string> notes;      // what in this log was odd but not fatal
+    EventLogSummary summary;
+};
+
+// Reads and interprets one event log.
+//
+// \return the image, closed: every thread has an end time (its own, or the
+//         image's end: process_end, a fatal signal, exec, or the last event
+//         seen, in that order of preference).
+// \return an Error naming the file when it cannot be read, is corrupt, or
+//         does not start with a process_start event.
+Result<ProcessImage> read_process_log(const std::string& path);
+Result<ProcessImage> parse_process_log(std::string_view text, const std::string& name);
+
+}  // namespace stacksage

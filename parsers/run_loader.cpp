@@ -1,0 +1,710 @@
+// Loading a run: directory scan, run.json, per host: its event logs (parsed
+// in parallel), its topology (identical files loaded once), then its
+// processes and flows added to the merged model. Hosts are handled one at a
+// time so that memory holds one host's parsed logs, not the whole run's.
+#include "parsers/run_loader.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <nlohmann/json.hpp>
+
+#include "parsers/hwloc_loader.hpp"
+#include "parsers/memory_access_paths.hpp"
+#include "parsers/model_graft.hpp"
+#include "parsers/process_log.hpp"
+#include "parsers/run_model_keys.hpp"
+
+namespace stacksage {
+
+namespace fs = std::filesystem;
+
+std::string_view to_string(LoadNote::Level level) {
+    switch (level) {
+        case LoadNote::Level::Info: return "info";
+        case LoadNote::Level::Warning: return "warning";
+        case LoadNote::Level::Error: return "error";
+    }
+    return "?";
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// "n2" before "n10": digit runs compare as numbers.
+bool natural_less(std::string_view a, std::string_view b) {
+    std::size_t i = 0, j = 0;
+    while (i < a.size() && j < b.size()) {
+        const bool da = a[i] >= '0' && a[i] <= '9', db = b[j] >= '0' && b[j] <= '9';
+        if (da && db) {
+            std::size_t ie = i, je = j;
+            while (ie < a.size() && a[ie] >= '0' && a[ie] <= '9') ++ie;
+            while (je < b.size() && b[je] >= '0' && b[je] <= '9') ++je;
+            std::string_view na = a.substr(i, ie - i), nb = b.substr(j, je - j);
+            while (na.size() > 1 && na.front() == '0') na.remove_prefix(1);
+            while (nb.size() > 1 && nb.front() == '0') nb.remove_prefix(1);
+            if (na.size() != nb.size()) return na.size() < nb.size();
+            if (na != nb) return na < nb;
+            i = ie;
+            j = je;
+            continue;
+        }
+        if (a[i] != b[j]) return a[i] < b[j];
+        ++i;
+        ++j;
+    }
+    return a.size() - i < b.size() - j;
+}
+
+// The number after `prefix` in a log's file name ("rank-0003.pid-4711.jsonl"),
+// or -1.
+std::int64_t number_after(std::string_view name, std::string_view prefix) {
+    const std::size_t at = name.find(prefix);
+    if (at == std::string_view::npos) return -1;
+    std::int64_t n = 0;
+    std::size_t i = at + prefix.size();
+    if (i >= name.size() || name[i] < '0' || name[i] > '9') return -1;
+    for (; i < name.size() && name[i] >= '0' && name[i] <= '9' && n < (std::int64_t{1} << 40); ++i)
+        n = n * 10 + (name[i] - '0');
+    return n;
+}
+
+std::string join_command(const std::vector<std::string>& args) {
+    std::string out;
+    for (const std::string& a : args) {
+        if (!out.empty()) out += ' ';
+        const bool quote = a.empty() || a.find_first_of(" \t\"'$") != std::string::npos;
+        if (quote) {
+            out += '\'';
+            for (char c : a) {
+                if (c == '\'') out += "'\\''";
+                else out += c;
+            }
+            out += '\'';
+        } else {
+            out += a;
+        }
+    }
+    return out;
+}
+
+std::string base_name(std::string_view path) {
+    const std::size_t slash = path.rfind('/');
+    return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+// Interned keys of the run model, looked up once.
+struct RunKeys {
+    AttrKey pid, ppid, tid, rank, launcher, exe, cmdline, log, end_how, end_known, exit_status, utime, stime,
+        cpu_time_derived, cgroup_cpuset, online_cpus, mpi_size, mpi_thread_level, mpi_init_ns,
+        mpi_finalize_ns, seq, creator_tid, creator_module, start_module, attr_cpuset, last_cpu,
+        topology_source, job_restricted, logical_index_key, hwloc_hostname;
+    explicit RunKeys(Model& m)
+        : pid(m.key(run_keys::pid)), ppid(m.key(run_keys::ppid)), tid(m.key(run_keys::tid)),
+          rank(m.key(run_keys::rank)), launcher(m.key(run_keys::launcher)), exe(m.key(run_keys::exe)),
+          cmdline(m.key(run_keys::cmdline)), log(m.key(run_keys::log_file)), end_how(m.key(run_keys::end_how)),
+          end_known(m.key(run_keys::end_known)), exit_status(m.key(run_keys::exit_status)),
+          utime(m.key(run_keys::utime_us)), stime(m.key(run_keys::stime_us)),
+          cpu_time_derived(m.key(run_keys::cpu_time_derived)), cgroup_cpuset(m.key(run_keys::cgroup_cpuset)),
+          online_cpus(m.key(run_keys::online_cpus)), mpi_size(m.key(run_keys::mpi_size)),
+          mpi_thread_level(m.key(run_keys::mpi_thread_level)), mpi_init_ns(m.key(run_keys::mpi_init_ns)),
+          mpi_finalize_ns(m.key(run_keys::mpi_finalize_ns)), seq(m.key(run_keys::seq)),
+          creator_tid(m.key(run_keys::creator_tid)), creator_module(m.key(run_keys::creator_module)),
+          start_module(m.key(run_keys::start_module)), attr_cpuset(m.key(run_keys::attr_cpuset)),
+          last_cpu(m.key(run_keys::last_cpu)), topology_source(m.key(run_keys::topology_source)),
+          job_restricted(m.key(kJobRestrictedKey)), logical_index_key(keys::logical_index),
+          hwloc_hostname(m.key("HostName")) {}
+};
+
+// One process's logs (images before and after exec share the pid).
+struct LogGroup {
+    std::int64_t pid = -1;
+    std::int64_t rank = -1;               // from the file names, for ordering
+    std::vector<std::string> files;       // relative to OUT
+    std::vector<ProcessImage> images;     // parsed, in start order
+};
+
+struct HostDir {
+    std::string name;
+    fs::path path;
+    std::vector<LogGroup> groups;
+    bool has_topology_file = false;
+    std::unordered_set<std::string> sample_files;  // relative to OUT
+};
+
+class RunLoader {
+public:
+    RunLoader(std::string out, const RunLoadOptions& options) : out_(std::move(out)), options_(options) {}
+
+    Result<LoadedRun> load() {
+        std::error_code ec;
+        const fs::file_status st = fs::status(out_, ec);
+        if (ec || !fs::exists(st))
+            return make_error("'" + out_ + "': no such directory; give the directory `stacksage run` wrote (-o)");
+        if (!fs::is_directory(st))
+            return make_error("'" + out_ + "' is not a directory; give the directory `stacksage run` wrote (-o)");
+        run_.directory = out_;
+        if (auto scanned = scan(); !scanned) return scanned.error();
+        run_.topology = run_.model.add_component(ComponentType::Topology, kNoComponent, "run",
+                                                 base_name(fs::path(out_).lexically_normal().string()));
+        read_run_json();
+        keys_.emplace(run_.model);
+        run_.stats.hosts = hosts_.size();
+        reserve_model();
+        for (HostDir& host : hosts_) load_host(host);
+        std::sort(run_.notes.begin(), run_.notes.end(), [](const LoadNote& a, const LoadNote& b) {
+            return a.level != b.level ? a.level > b.level : natural_less(a.file, b.file);
+        });
+        return std::move(run_);
+    }
+
+private:
+    void note(LoadNote::Level level, std::string file, std::string message) {
+        run_.notes.push_back({level, std::move(file), std::move(message)});
+    }
+
+    Status scan() {
+        std::error_code ec;
+        fs::directory_iterator it(out_, ec);
+        if (ec) return make_error("'" + out_ + "' cannot be read (" + ec.message() + ")");
+        for (const fs::directory_entry& entry : it) {
+            if (!entry.is_directory(ec)) continue;
+            HostDir host;
+            host.name = entry.path().filename().string();
+            host.path = entry.path();
+            std::map<std::int64_t, LogGroup> by_pid;
+            std::vector<LogGroup> unnamed;
+            fs::directory_iterator files(entry.path(), ec);
+            if (ec) {
+                note(LoadNote::Level::Error, host.name, "the host directory cannot be read (" + ec.message() +
+                                                            "); its processes are missing from the analysis");
+                continue;
+            }
+            for (const fs::directory_entry& f : files) {
+                const std::string name = f.path().filename().string();
+                if (name == "topology.xml") {
+                    host.has_topology_file = true;
+                    continue;
+                }
+                // Sampling summaries (*.samples.jsonl) are read with the
+                // process whose log they extend.
+                if (name.ends_with(".samples.jsonl")) {
+                    host.sample_files.insert(host.name + "/" + name);
+                    continue;
+                }
+                if (!name.ends_with(".jsonl") || !f.is_regular_file(ec)) continue;
+                const std::int64_t pid = number_after(name, "pid-");
+                LogGroup* g = nullptr;
+                if (pid >= 0) {
+                    g = &by_pid[pid];
+                } else {
+                    unnamed.emplace_back();
+                    g = &unnamed.back();
+                }
+                g->pid = pid;
+                if (const std::int64_t r = number_after(name, "rank-"); r >= 0) g->rank = r;
+                // host/name: what the notes show. (fs::relative would stat
+                // every path component, for each of possibly 100,000 logs.)
+                g->files.push_back(host.name + "/" + name);
+                log_bytes_ += f.file_size(ec);
+            }
+            for (auto& [pid, g] : by_pid) host.groups.push_back(std::move(g));
+            for (auto& g : unnamed) host.groups.push_back(std::move(g));
+            if (host.groups.empty() && !host.has_topology_file) continue;  // not a host directory
+            std::sort(host.groups.begin(), host.groups.end(), [](const LogGroup& a, const LogGroup& b) {
+                const bool ra = a.rank >= 0, rb = b.rank >= 0;
+                if (ra != rb) return ra;  // ranks first, in rank order; then the others by pid
+                return ra ? (a.rank != b.rank ? a.rank < b.rank : a.pid < b.pid) : a.pid < b.pid;
+            });
+            run_.stats.logs += [&] {
+                std::size_t n = 0;
+                for (const auto& g : host.groups) n += g.files.size();
+                return n;
+            }();
+            hosts_.push_back(std::move(host));
+        }
+        std::sort(hosts_.begin(), hosts_.end(),
+                  [](const HostDir& a, const HostDir& b) { return natural_less(a.name, b.name); });
+        if (run_.stats.logs == 0)
+            return make_error("'" + out_ + "' holds no event logs (<host>/*.jsonl); is it a directory written by "
+                                           "`stacksage run`? Run the job again under `stacksage run -o " +
+                              out_ + " -- ...`");
+        return Ok{};
+    }
+
+    void read_run_json() {
+        const fs::path path = fs::path(out_) / "run.json";
+        std::error_code ec;
+        if (!fs::exists(path, ec)) {
+            note(LoadNote::Level::Warning, "run.json",
+                 "run.json is missing: the command and start time of the run are unknown; the event logs are "
+                 "analysed without them");
+            return;
+        }
+        std::ifstream in(path);
+        nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+        if (doc.is_discarded() || !doc.is_object()) {
+            note(LoadNote::Level::Error, "run.json",
+                 "run.json is not a JSON object (corrupt or truncated); it is ignored and the event logs are "
+                 "analysed without it");
+            return;
+        }
+        Model& m = run_.model;
+        const ComponentId root = run_.topology;
+        if (auto c = doc.find("command"); c != doc.end() && c->is_array()) {
+            std::vector<std::string> args;
+            for (const auto& a : *c)
+                if (a.is_string()) args.push_back(a.get<std::string>());
+            m.set_attr(root, m.key(run_keys::run_command), std::string_view(join_command(args)));
+        }
+        if (auto s = doc.find("start"); s != doc.end() && s->is_object())
+            if (auto iso = s->find("iso8601"); iso != s->end() && iso->is_string())
+                m.set_attr(root, m.key(run_keys::run_start), std::string_view(iso->get<std::string>()));
+        if (auto v = doc.find("tool_version"); v != doc.end() && v->is_string())
+            m.set_attr(root, m.key(run_keys::run_tool_version), std::string_view(v->get<std::string>()));
+        if (auto j = doc.find("job_id"); j != doc.end() && j->is_string())
+            m.set_attr(root, m.key(run_keys::run_job_id), std::string_view(j->get<std::string>()));
+        if (auto v = doc.find("version"); v != doc.end() && v->is_number_integer() && v->get<int>() > 1)
+            note(LoadNote::Level::Info, "run.json",
+                 "run.json has version " + std::to_string(v->get<int>()) +
+                     " (newer than this stacksage); only the fields it knows are read");
+    }
+
+    // Sizes the model's arrays once for the whole run, from the logs' total
+    // size: growing them by doubling would copy hundreds of MB several times.
+    // The estimate errs high (about one flow per 200 bytes of log, where a
+    // thread's start and end take about 500): reserved memory that is never
+    // written is never made resident.
+    void reserve_model() {
+        const std::size_t flows = static_cast<std::size_t>(log_bytes_ / 200) + 64;
+        const std::size_t processes = run_.stats.logs;
+        const std::size_t node_components = hosts_.size() * 256;
+        run_.model.reserve(flows + processes + node_components, flows * 3, flows * 14 + processes * 24 + node_components * 8);
+    }
+
+    // ---- one host ------------------------------------------------------------
+
+    void parse_logs(HostDir& host) {
+        const Clock::time_point start = Clock::now();
+        struct Job {
+            LogGroup* group;
+            std::size_t file;
+        };
+        std::vector<Job> jobs;
+        for (LogGroup& g : host.groups)
+            for (std::size_t i = 0; i < g.files.size(); ++i) jobs.push_back({&g, i});
+        std::vector<std::optional<Result<ProcessImage>>> results(jobs.size());
+        std::atomic<std::size_t> next{0};
+        auto work = [&] {
+            for (std::size_t i; (i = next.fetch_add(1)) < jobs.size();)
+                results[i].emplace(read_process_log((fs::path(out_) / jobs[i].group->files[jobs[i].file]).string()));
+        };
+        unsigned n = options_.parse_threads ? options_.parse_threads : std::max(1u, std::thread::hardware_concurrency());
+        n = static_cast<unsigned>(std::min<std::size_t>(n, jobs.size()));
+        std::vector<std::thread> workers;
+        for (unsigned i = 1; i < n; ++i) workers.emplace_back(work);
+        work();
+        for (auto& w : workers) w.join();
+
+        for (std::size_t i = 0; i < jobs.size(); ++i) {
+            Result<ProcessImage>& r = *results[i];
+            const std::string& file = jobs[i].group->files[jobs[i].file];
+            if (!r) {
+                ++run_.stats.logs_skipped;
+                std::string message = r.error().message;
+                // Messages start with the absolute path; the note names the file already.
+                const std::string abs = (fs::path(out_) / file).string();
+                if (message.starts_with(abs + ": ")) message.erase(0, abs.size() + 2);
+                note(LoadNote::Level::Error, file, message);
+                continue;
+            }
+            ProcessImage& image = r.value();
+            image.file = file;
+            run_.stats.events += image.summary.events;
+            if (image.summary.torn_last_line)
+                note(LoadNote::Level::Info, file,
+                     "the last line is torn (the process was killed while writing, or the disk filled up); it is "
+                     "ignored");
+            if (!image.summary.unknown_events.empty()) {
+                std::string names;
+                for (const auto& [name, count] : image.summary.unknown_events)
+                    names += (names.empty() ? "" : ", ") + name + " (" + std::to_string(count) + ")";
+                note(LoadNote::Level::Info, file,
+                     "events unknown to this stacksage were skipped: " + names + "; a newer recorder wrote them");
+            }
+            if (image.summary.newest_version > kEventLogSchemaVersion)
+                note(LoadNote::Level::Info, file,
+                     "written with event-log schema " + std::to_string(image.summary.newest_version) +
+                         " (this stacksage reads " + std::to_string(kEventLogSchemaVersion) +
+                         "); read as far as the fields it knows");
+            if (image.summary.truncated_events > 0)
+                note(LoadNote::Level::Info, file,
+                     std::to_string(image.summary.truncated_events) +
+                         " event(s) were too long for the recorder and lost their details");
+            if (image.threads_untraced > 0)
+                note(LoadNote::Level::Warning, file,
+                     std::to_string(image.threads_untraced) +
+                         " thread creation(s) could not be followed by the recorder; those threads are missing");
+            for (std::string& n : image.notes) note(LoadNote::Level::Info, file, std::move(n));
+            image.notes.clear();
+            jobs[i].group->images.push_back(std::move(image));
+        }
+        for (LogGroup& g : host.groups)
+            std::sort(g.images.begin(), g.images.end(),
+                      [](const ProcessImage& a, const ProcessImage& b) { return a.start_t < b.start_t; });
+        run_.stats.parse_seconds += seconds_since(start);
+    }
+
+    // The topology file's text with its HostName blanked: identical hardware
+    // gives identical keys, so each distinct topology is loaded once.
+    static std::string topology_cache_key(std::string text) {
+        constexpr std::string_view marker = "name=\"HostName\" value=\"";
+        if (std::size_t at = text.find(marker); at != std::string::npos) {
+            const std::size_t begin = at + marker.size();
+            const std::size_t end = text.find('"', begin);
+            if (end != std::string::npos) text.erase(begin, end - begin);
+        }
+        return text;
+    }
+
+    // Loads (or finds in the cache) the host's topology and grafts its Node.
+    // kNoComponent when there is none or it cannot be loaded (noted).
+    ComponentId graft_topology(const HostDir& host) {
+        const fs::path file = host.path / "topology.xml";
+        const std::string rel = host.name + "/topology.xml";
+        if (!host.has_topology_file) {
+            note(LoadNote::Level::Warning, rel,
+                 "topology.xml is missing for host " + host.name +
+                     ": the node is rebuilt from the cpusets its processes had (each CPU taken as one core; "
+                     "SMT, caches and NUMA unknown)");
+            return kNoComponent;
+        }
+        std::ifstream in(file, std::ios::binary);
+        std::stringstream buffer;
+        buffer << in.rdbuf();
+        std::string key = topology_cache_key(buffer.str());
+        auto it = topology_cache_.find(key);
+        if (it == topology_cache_.end()) {
+            HwlocLoadOptions o;
+            o.hostname = host.name;
+            Result<Model> loaded = load_hwloc_xml(file.string(), o);
+            ++run_.stats.topologies_loaded;
+            if (!loaded) {
+                note(LoadNote::Level::Error, rel,
+                     loaded.error().message + "; the node is rebuilt from the cpusets its processes had");
+                topology_cache_.emplace(std::move(key), std::nullopt);
+                return kNoComponent;
+            }
+            it = topology_cache_.emplace(std::move(key), std::move(loaded.value())).first;
+        }
+        if (!it->second) {
+            note(LoadNote::Level::Error, rel,
+                 "the topology file could not be loaded (as an identical one before); the node is rebuilt from "
+                 "the cpusets its processes had");
+            return kNoComponent;
+        }
+        const Model& topo = *it->second;
+        const std::vector<ComponentId> nodes = topo.components_of_type(ComponentType::Node);
+        if (nodes.empty()) return kNoComponent;
+        Result<ComponentId> node = graft_subtree(topo, nodes.front(), run_.model, run_.topology);
+        if (!node) return kNoComponent;
+        Model& m = run_.model;
+        m.set_name(*node, host.name);
+        m.set_attr(*node, keys::hostname, std::string_view(host.name));
+        if (m.has_attr(*node, keys_->hwloc_hostname)) m.set_attr(*node, keys_->hwloc_hostname, std::string_view(host.name));
+        m.set_attr(*node, keys_->topology_source, run_keys::source_hwloc);
+        return *node;
+    }
+
+    // A node rebuilt from what the processes saw: allowed CPUs from the
+    // cgroup (or the masks), the node's size from the online CPUs.
+    ComponentId fallback_node(const HostDir& host) {
+        Model& m = run_.model;
+        Cpuset allowed, online, seen;
+        for (const LogGroup& g : host.groups)
+            for (const ProcessImage& image : g.images) {
+                if (image.cgroup_cpuset) allowed |= *image.cgroup_cpuset;
+                if (image.online_cpus) online |= *image.online_cpus;
+                for (const ThreadRecord& t : image.threads)
+                    for (const MaskChange& c : t.masks) seen |= c.cpuset;
+            }
+        Cpuset available = allowed.empty() ? seen : (allowed | seen);
+        if (online.empty()) online = available;
+        online |= available;
+        const ComponentId node = m.add_component(ComponentType::Node, run_.topology, {}, host.name, 0);
+        m.set_attr(node, keys::hostname, std::string_view(host.name));
+        m.set_attr(node, keys::cpuset, available);
+        m.set_attr(node, keys::complete_cpuset, online);
+        m.set_attr(node, keys_->job_restricted, static_cast<std::int64_t>(available == online ? 0 : 1));
+        m.set_attr(node, keys_->topology_source, run_keys::source_cpusets);
+        std::int64_t logical = 0;
+        for (unsigned cpu : available) {
+            Cpuset one;
+            one.set(cpu);
+            const ComponentId core = m.add_component(ComponentType::Core, node, {}, {}, cpu);
+            m.set_attr(core, keys::cpuset, one);
+            m.set_attr(core, keys::logical_index, logical);
+            const ComponentId pu = m.add_component(ComponentType::Thread, core, {}, {}, cpu);
+            m.set_attr(pu, keys::cpuset, one);
+            m.set_attr(pu, keys::logical_index, logical);
+            ++logical;
+        }
+        return node;
+    }
+
+    void load_host(HostDir& host) {
+        parse_logs(host);
+        Clock::time_point start = Clock::now();
+        ComponentId node = graft_topology(host);
+        if (node == kNoComponent) node = fallback_node(host);
+        Model& m = run_.model;
+        pu_by_cpu_.clear();
+        for (ComponentId pu : m.descendants_of_type(node, ComponentType::Thread)) {
+            const std::int64_t os = m.os_index(pu);
+            if (os < 0) continue;
+            if (static_cast<std::size_t>(os) >= pu_by_cpu_.size()) pu_by_cpu_.resize(static_cast<std::size_t>(os) + 1, kNoComponent);
+            pu_by_cpu_[static_cast<std::size_t>(os)] = pu;
+        }
+        missing_cpus_ = Cpuset{};
+        run_.stats.topology_seconds += seconds_since(start);
+
+        start = Clock::now();
+        for (LogGroup& g : host.groups) {
+            if (!g.images.empty()) add_process(host, node, g);
+            g.images.clear();
+            g.images.shrink_to_fit();
+        }
+        if (!missing_cpus_.empty())
+            note(LoadNote::Level::Warning, host.name,
+                 "masks on host " + host.name + " name CPUs [" + missing_cpus_.to_list_string() +
+                     "] that its topology does not list as available (outside the job's cgroup when the topology "
+                     "was written?); those CPUs are left out of the analysis");
+        run_.stats.build_seconds += seconds_since(start);
+    }
+
+    // ---- processes and flows --------------------------------------------------
+
+    struct Interval {
+        std::int64_t start, end;
+        const Cpuset* cpuset;
+    };
+
+    void add_may_run_on(ComponentId flow, const std::vector<Interval>& intervals) {
+        Model& m = run_.model;
+        for (const Interval& iv : intervals) {
+            for (unsigned cpu : *iv.cpuset) {
+                const ComponentId pu = cpu < pu_by_cpu_.size() ? pu_by_cpu_[cpu] : kNoComponent;
+                if (pu == kNoComponent) {
+                    missing_cpus_.set(cpu);
+                    continue;
+                }
+                const DataPathId dp = m.add_datapath(flow, pu, DataPathType::MayRunOn);
+                m.set_attr(dp, keys::start_ns, iv.start);
+                m.set_attr(dp, keys::end_ns, iv.end);
+            }
+        }
+    }
+
+    // Where the flow was seen running: its CPU at start and at end.
+    void add_ran_on(ComponentId flow, int first_cpu, int last_cpu) {
+        Model& m = run_.model;
+        if (last_cpu >= 0) m.set_attr(flow, keys_->last_cpu, static_cast<std::int64_t>(last_cpu));
+        auto add = [&](int cpu, std::int64_t count) {
+            const auto c = static_cast<std::size_t>(cpu);
+            if (cpu < 0 || c >= pu_by_cpu_.size() || pu_by_cpu_[c] == kNoComponent) return;
+            const DataPathId dp = m.add_datapath(flow, pu_by_cpu_[c], DataPathType::RanOn);
+            m.set_attr(dp, keys::count, count);
+        };
+        if (first_cpu == last_cpu) {
+            add(first_cpu, 2);
+        } else {
+            add(first_cpu, 1);
+            add(last_cpu, 1);
+        }
+    }
+
+    // Intervals [change, next change) of a mask history, closed at end.
+    static std::vector<Interval> intervals_of(const std::vector<MaskChange>& masks, std::int64_t start,
+                                              std::int64_t end) {
+        std::vector<Interval> out;
+        for (std::size_t i = 0; i < masks.size(); ++i) {
+            const std::int64_t s = i == 0 ? std::min(start, masks[0].t) : masks[i].t;
+            const std::int64_t e = i + 1 < masks.size() ? masks[i + 1].t : end;
+            if (e < s) continue;
+            if (e == s && !(i + 1 == masks.size() && out.empty())) continue;  // zero-length, unless the only one
+            out.push_back({s, std::max(s, e), &masks[i].cpuset});
+        }
+        return out;
+    }
+
+    ComponentId add_flow(ComponentId process, const ThreadRecord& t, std::string_view kind) {
+        Model& m = run_.model;
+        const RunKeys& k = *keys_;
+        const ComponentId flow = m.add_component(ComponentType::Flow, process, kind, t.name, t.tid);
+        m.set_attr(flow, k.tid, t.tid);
+        if (t.seq >= 0) m.set_attr(flow, k.seq, t.seq);
+        if (t.creator_tid >= 0) m.set_attr(flow, k.creator_tid, t.creator_tid);
+        if (!t.creator_module.empty()) m.set_attr(flow, k.creator_module, t.creator_module);
+        if (!t.start_module.empty()) m.set_attr(flow, k.start_module, t.start_module);
+        m.set_attr(flow, keys::start_ns, t.start_t);
+        m.set_attr(flow, keys::end_ns, t.end_t);
+        if (!t.end_how.empty()) m.set_attr(flow, k.end_how, std::string_view(t.end_how));
+        if (t.utime_us >= 0) m.set_attr(flow, k.utime, t.utime_us);
+        if (t.stime_us >= 0) m.set_attr(flow, k.stime, t.stime_us);
+        if (t.attr_cpuset) m.set_attr(flow, k.attr_cpuset, *t.attr_cpuset);
+        if (!t.masks.empty()) m.set_attr(flow, keys::cpuset, t.masks.back().cpuset);
+        ++run_.stats.flows;
+        return flow;
+    }
+
+    void add_process(const HostDir& host, ComponentId node, LogGroup& g) {
+        Model& m = run_.model;
+        const RunKeys& k = *keys_;
+        std::vector<ProcessImage>& images = g.images;
+        const ProcessImage& first = images.front();
+        const ProcessImage& last = images.back();
+        const bool is_launcher = !last.launcher.empty();
+        const ComponentId p = m.add_component(ComponentType::Process, kNoComponent,
+                                              is_launcher ? run_keys::kind_launcher : run_keys::kind_process,
+                                              base_name(last.exe), last.pid);
+        ++run_.stats.processes;
+        m.set_attr(p, keys::hostname, std::string_view(host.name));
+        m.set_attr(p, k.pid, last.pid);
+        if (first.ppid >= 0) m.set_attr(p, k.ppid, first.ppid);
+        std::int64_t rank = -1;
+        for (const ProcessImage& im : images)
+            if (im.rank >= 0 && im.launcher.empty()) rank = im.rank;
+        if (rank >= 0 && !is_launcher) m.set_attr(p, k.rank, rank);
+        if (is_launcher) m.set_attr(p, k.launcher, std::string_view(last.launcher));
+        m.set_attr(p, k.exe, std::string_view(last.exe));
+        m.set_attr(p, k.cmdline, std::string_view(join_command(last.cmdline)));
+        std::string logs;
+        for (const ProcessImage& im : images) logs += (logs.empty() ? "" : " ") + im.file;
+        m.set_attr(p, k.log, std::string_view(logs));
+        m.set_attr(p, keys::start_ns, first.start_t);
+        m.set_attr(p, keys::end_ns, last.end_t);
+        m.set_attr(p, k.end_how, std::string_view(last.end_how));
+        m.set_attr(p, k.end_known, static_cast<std::int64_t>(last.end_known ? 1 : 0));
+        if (last.exit_status) m.set_attr(p, k.exit_status, *last.exit_status);
+        if (last.utime_us >= 0) m.set_attr(p, k.utime, last.utime_us);
+        if (last.stime_us >= 0) m.set_attr(p, k.stime, last.stime_us);
+        if (last.cgroup_cpuset) m.set_attr(p, k.cgroup_cpuset, *last.cgroup_cpuset);
+        if (last.online_cpus) m.set_attr(p, k.online_cpus, *last.online_cpus);
+        for (const auto& [name, value] : last.env)
+            m.set_attr(p, m.key(std::string(run_keys::env_prefix) + name), std::string_view(value));
+        for (const auto& [name, value] : last.identity)
+            m.set_attr(p, m.key(std::string(run_keys::identity_prefix) + name), std::string_view(value));
+        for (const ProcessImage& im : images) {
+            if (im.mpi_size >= 0) m.set_attr(p, k.mpi_size, im.mpi_size);
+            if (im.mpi_thread_level >= 0) m.set_attr(p, k.mpi_thread_level, im.mpi_thread_level);
+            if (im.mpi_init_t >= 0) m.set_attr(p, k.mpi_init_ns, im.mpi_init_t);
+            if (im.mpi_finalize_t >= 0) m.set_attr(p, k.mpi_finalize_ns, im.mpi_finalize_t);
+        }
+
+        // The main thread runs through every image: its masks concatenate.
+        ThreadRecord main;
+        main.is_main = true;
+        main.tid = last.pid;
+        main.start_t = first.start_t;
+        main.end_t = last.end_t;
+        main.end_how = last.end_how;
+        std::int64_t others_cpu_us = 0;
+        bool others_known = true;
+        for (ProcessImage& im : images) {
+            for (ThreadRecord& t : im.threads) {
+                if (!t.is_main) {
+                    if (t.utime_us >= 0 && t.stime_us >= 0)
+                        others_cpu_us += t.utime_us + t.stime_us;
+                    else
+                        others_known = false;
+                    continue;
+                }
+                if (!t.name.empty()) main.name = t.name;
+                for (MaskChange& c : t.masks)
+                    if (main.masks.empty() || !(main.masks.back().cpuset == c.cpuset)) main.masks.push_back(std::move(c));
+                if (main.first_cpu < 0) main.first_cpu = t.first_cpu;
+                if (t.last_cpu >= 0) main.last_cpu = t.last_cpu;
+                t.masks.clear();
+            }
+        }
+        // The process's CPU time covers all its threads, ended ones included:
+        // what the others do not account for is the main thread's.
+        bool derived = false;
+        if (last.utime_us >= 0 && last.stime_us >= 0 && others_known) {
+            const std::int64_t total = last.utime_us + last.stime_us;
+            main.utime_us = std::max<std::int64_t>(0, total - others_cpu_us);
+            main.stime_us = 0;
+            derived = true;
+        }
+        std::unordered_map<std::int64_t, ComponentId> flow_of_tid;
+        const ComponentId main_flow = add_flow(p, main, run_keys::kind_main);
+        flow_of_tid[main.tid] = main_flow;
+        if (derived) m.set_attr(main_flow, k.cpu_time_derived, std::int64_t{1});
+        add_may_run_on(main_flow, intervals_of(main.masks, main.start_t, main.end_t));
+        add_ran_on(main_flow, main.first_cpu, main.last_cpu);
+
+        for (ProcessImage& im : images)
+            for (ThreadRecord& t : im.threads) {
+                if (t.is_main) continue;
+                const ComponentId f = add_flow(p, t, t.discovered ? run_keys::kind_discovered : run_keys::kind_thread);
+                add_may_run_on(f, intervals_of(t.masks, t.start_t, t.end_t));
+                add_ran_on(f, t.first_cpu, t.last_cpu);
+                flow_of_tid[t.tid] = f;
+            }
+        add_samples(host, node, images, flow_of_tid);
+    }
+
+    // The sampling summary next to each log (<log stem>.samples.jsonl), when
+    // the run was sampled: RanOn and MemoryAccess paths (memory_access_paths.hpp).
+    void add_samples(const HostDir& host, ComponentId node, const std::vector<ProcessImage>& images,
+                     const std::unordered_map<std::int64_t, ComponentId>& flow_of_tid) {
+        if (host.sample_files.empty()) return;
+        for (const ProcessImage& im : images) {
+            const std::string stem = im.file.substr(0, im.file.size() - std::string_view(".jsonl").size());
+            const std::string relative = stem + ".samples.jsonl";
+            if (!host.sample_files.count(relative)) continue;
+            const fs::path path = fs::path(out_) / relative;
+            Result<SampleSummary> summary = read_sample_summary(path.string());
+            if (!summary) {
+                note(LoadNote::Level::Error, relative, summary.error().message + "; its samples are left out");
+                continue;
+            }
+            const MemoryPathStats stats = add_sample_summary(run_.model, node, *summary, [&](std::int64_t tid) {
+                auto it = flow_of_tid.find(tid);
+                return it == flow_of_tid.end() ? kNoComponent : it->second;
+            });
+            if (summary->torn_last_line)
+                note(LoadNote::Level::Info, relative, "the last line is torn (the process was killed); it is ignored");
+            for (const std::string& n : stats.notes) note(LoadNote::Level::Info, relative, n);
+        }
+    }
+
+    std::string out_;
+    RunLoadOptions options_;
+    LoadedRun run_;
+    std::vector<HostDir> hosts_;
+    std::uintmax_t log_bytes_ = 0;
+    std::optional<RunKeys> keys_;
+    std::unordered_map<std::string, std::optional<Model>> topology_cache_;
+    std::vector<ComponentId> pu_by_cpu_;
+    Cpuset missing_cpus_;
+};
+
+}  // namespace
+
+Result<LoadedRun> load_run(const std::string& out_dir, const RunLoadOptions& options) {
+    RunLoader loader(out_dir, options);
+    return loader.load();
+}
+
+}  // namespace stacksage

@@ -1,0 +1,65 @@
+// Loading a whole recorded run (the directory `stacksage run` wrote) into one
+// merged Model: see run_model_keys.hpp for its shape.
+//
+//   OUT/run.json                   what was run (optional: its absence is noted)
+//   OUT/<host>/topology.xml        the node's hwloc topology (optional: without it
+//                                  the node is rebuilt from the cpusets seen)
+//   OUT/<host>/*.jsonl             one event log per process image
+//
+// Real runs leave broken things behind; each is noted and the rest is loaded:
+// torn last lines, unknown events, corrupt logs (skipped, named), a missing or
+// unreadable topology (fallback), masks naming CPUs the topology lacks.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/model.hpp"
+#include "core/result.hpp"
+
+namespace stacksage {
+
+struct LoadNote {
+    enum class Level : std::uint8_t { Info, Warning, Error };
+    Level level = Level::Info;
+    std::string file;     // the file concerned (relative to OUT), or "" for the run
+    std::string message;  // complete sentence(s), naming what was done about it
+};
+
+struct RunLoadOptions {
+    // Threads that read and parse event logs; 0: one per available core.
+    unsigned parse_threads = 0;
+};
+
+struct RunLoadStats {
+    std::size_t hosts = 0;
+    std::size_t logs = 0;          // event-log files found
+    std::size_t logs_skipped = 0;  // corrupt or unreadable
+    std::size_t events = 0;
+    std::size_t processes = 0;
+    std::size_t flows = 0;
+    std::size_t topologies_loaded = 0;  // distinct topology files given to hwloc
+    double parse_seconds = 0;      // reading and interpreting event logs
+    double topology_seconds = 0;   // loading and grafting topologies
+    double build_seconds = 0;      // processes, flows and DataPaths
+};
+
+struct LoadedRun {
+    Model model;
+    ComponentId topology = kNoComponent;  // the Topology root; Nodes are its children
+    std::string directory;
+    std::vector<LoadNote> notes;
+    RunLoadStats stats;
+};
+
+// Loads the run recorded in out_dir.
+//
+// \return the merged model with its notes (possibly empty of processes when
+//         every log was corrupt: the notes then say why).
+// \return an Error when out_dir is not a readable directory or holds no host
+//         directory with event logs (not a stacksage run).
+Result<LoadedRun> load_run(const std::string& out_dir, const RunLoadOptions& options = {});
+
+std::string_view to_string(LoadNote::Level level);
+
+}  // namespace stacksage

@@ -1,0 +1,75 @@
+// The shape of the merged model of a whole run, shared by the loader that
+// builds it (run_loader.hpp), the analysis that reads it, and tests that
+// build synthetic ones.
+//
+//   Topology  (name: the run directory; run_* attributes from run.json)
+//   └─ Node   one per host: its hwloc subtree; keys::hostname;
+//             topology_source = "hwloc" or "cpusets-seen" (no topology file)
+//   Process   one root per process (per host and pid, exec'ed images merged);
+//             kind "process" or "launcher"; name: the executable's base name
+//   └─ Flow   one per thread of execution; os_index = tid; name = thread name;
+//             kind "main" (the process's first thread), "thread" (seen
+//             created), "discovered" (first seen in a snapshot)
+//
+//   Flow ─MayRunOn→ Thread (PU)   one path per PU per affinity interval,
+//                                 keys::start_ns / keys::end_ns
+//   Flow ─RanOn→    Thread (PU)   where the flow was seen running, keys::count
+//
+// Times are the recording host's CLOCK_MONOTONIC in ns: comparable between
+// flows of one host, not between hosts.
+//
+// (These keys would belong to core/attribute_keys.hpp; core is another
+// module's, so they live here and are interned on use.)
+#pragma once
+
+#include <string_view>
+
+namespace stacksage::run_keys {
+
+// Process and Flow components.
+inline constexpr std::string_view pid = "pid";
+inline constexpr std::string_view ppid = "ppid";
+inline constexpr std::string_view tid = "tid";
+inline constexpr std::string_view rank = "rank";                  // absent when the process has none
+inline constexpr std::string_view launcher = "launcher";          // launcher name ("mpirun"); launchers only
+inline constexpr std::string_view exe = "exe";
+inline constexpr std::string_view cmdline = "cmdline";            // arguments joined by spaces
+inline constexpr std::string_view log_file = "log";               // event-log file name(s)
+inline constexpr std::string_view end_how = "end_how";            // "exit", "_exit", "signal SIGKILL", "unknown", ...
+inline constexpr std::string_view end_known = "end_known";        // 1: an end event was recorded
+inline constexpr std::string_view exit_status = "exit_status";
+inline constexpr std::string_view utime_us = "utime_us";          // CPU time (user), µs
+inline constexpr std::string_view stime_us = "stime_us";          // CPU time (system), µs
+inline constexpr std::string_view cpu_time_derived = "cpu_time_derived";  // 1: main thread's, derived from the process's
+inline constexpr std::string_view cgroup_cpuset = "cgroup_cpuset";
+inline constexpr std::string_view online_cpus = "online_cpus";
+inline constexpr std::string_view mpi_size = "mpi_size";
+inline constexpr std::string_view mpi_thread_level = "mpi_thread_level";
+inline constexpr std::string_view mpi_init_ns = "mpi_init_ns";
+inline constexpr std::string_view mpi_finalize_ns = "mpi_finalize_ns";
+inline constexpr std::string_view env_prefix = "env:";            // "env:OMP_NUM_THREADS" = "4"
+inline constexpr std::string_view identity_prefix = "id:";        // "id:SLURM_JOB_ID" = "1234"
+// Flow components.
+inline constexpr std::string_view seq = "seq";
+inline constexpr std::string_view creator_tid = "creator_tid";
+inline constexpr std::string_view creator_module = "creator_module";  // path of the module that called pthread_create
+inline constexpr std::string_view start_module = "start_module";      // path of the module of the start routine
+inline constexpr std::string_view attr_cpuset = "attr_cpuset";        // mask from the pthread attributes
+inline constexpr std::string_view last_cpu = "last_cpu";
+// Node components.
+inline constexpr std::string_view topology_source = "topology_source";
+// The Topology root (from run.json).
+inline constexpr std::string_view run_command = "run_command";
+inline constexpr std::string_view run_start = "run_start";
+inline constexpr std::string_view run_tool_version = "run_tool_version";
+inline constexpr std::string_view run_job_id = "run_job_id";
+
+inline constexpr std::string_view kind_process = "process";
+inline constexpr std::string_view kind_launcher = "launcher";
+inline constexpr std::string_view kind_main = "main";
+inline constexpr std::string_view kind_thread = "thread";
+inline constexpr std::string_view kind_discovered = "discovered";
+inline constexpr std::string_view source_hwloc = "hwloc";
+inline constexpr std::string_view source_cpusets = "cpusets-seen";
+
+}  // namespace stacksage::run_keys

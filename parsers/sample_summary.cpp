@@ -1,0 +1,169 @@
+#include "parsers/sample_summary.hpp"
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+namespace stacksage {
+
+namespace {
+
+using json = nlohmann::json;
+
+std::uint64_t u64(const json& j, const char* key) {
+    auto it = j.find(key);
+    return it != j.end() && it->is_number_unsigned() ? it->get<std::uint64_t>()
+           : it != j.end() && it->is_number_integer() && it->get<std::int64_t>() > 0
+               ? static_cast<std::uint64_t>(it->get<std::int64_t>())
+               : 0;
+}
+std::int64_t i64(const json& j, const char* key, std::int64_t fallback = 0) {
+    auto it = j.find(key);
+    return it != j.end() && it->is_number_integer() ? it->get<std::int64_t>() : fallback;
+}
+std::string str(const json& j, const char* key) {
+    auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+bool boolean(const json& j, const char* key) {
+    auto it = j.find(key);
+    return it != j.end() && it->is_boolean() && it->get<bool>();
+}
+std::vector<std::string> strings(const json& j, const char* key) {
+    std::vector<std::string> out;
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_array()) return out;
+    for (const json& v : *it)
+        if (v.is_string()) out.push_back(v.get<std::string>());
+    return out;
+}
+
+void read_record(const json& j, const std::string& rec, SampleSummary& s) {
+    if (rec == "backend") {
+        SampledBackend b;
+        b.name = str(j, "name");
+        b.requested = boolean(j, "requested");
+        b.available = boolean(j, "available");
+        b.reason = str(j, "reason");
+        b.threads_opened = u64(j, "threads_opened");
+        b.threads_failed = u64(j, "threads_failed");
+        b.error = str(j, "error");
+        s.backends.push_back(std::move(b));
+    } else if (rec == "thread") {
+        SampledThread t;
+        t.tid = i64(j, "tid");
+        t.start_ns = u64(j, "start_ns");
+        t.end_ns = u64(j, "end_ns");
+        t.backends = strings(j, "backends");
+        t.samples = u64(j, "samples");
+        t.lost = u64(j, "lost");
+        t.throttled = u64(j, "throttled");
+        t.corrupt = u64(j, "corrupt");
+        t.dropped = u64(j, "dropped");
+        t.migrations = u64(j, "migrations");
+        t.error = str(j, "error");
+        s.threads.push_back(std::move(t));
+    } else if (rec == "access") {
+        SampledAccess a;
+        a.tid = i64(j, "tid");
+        a.backend = str(j, "backend");
+        a.cpu = i64(j, "cpu", -1);
+        a.level = str(j, "level");
+        a.op = str(j, "op");
+        a.node = i64(j, "node", -1);
+        a.remote = boolean(j, "remote");
+        a.hops = i64(j, "hops");
+        a.missed = boolean(j, "missed");
+        a.count = u64(j, "count");
+        a.weight_sum = u64(j, "weight_sum");
+        a.weight_max = u64(j, "weight_max");
+        if (auto it = j.find("latency_histogram"); it != j.end() && it->is_array())
+            for (std::size_t b = 0; b < it->size() && b < a.latency_histogram.size(); ++b)
+                if ((*it)[b].is_number_unsigned()) a.latency_histogram[b] = (*it)[b].get<std::uint64_t>();
+        s.accesses.push_back(std::move(a));
+    } else if (rec == "ran_on") {
+        s.ran_on.push_back({i64(j, "tid"), i64(j, "cpu", -1), u64(j, "count")});
+    } else if (rec == "papi") {
+        SampledPapi p;
+        p.tid = i64(j, "tid");
+        p.cpu = i64(j, "cpu", -1);
+        p.complete = !j.contains("complete") || boolean(j, "complete");
+        if (auto it = j.find("counters"); it != j.end() && it->is_object())
+            for (auto c = it->begin(); c != it->end(); ++c)
+                if (c.value().is_number_unsigned()) p.counters[c.key()] = c.value().get<std::uint64_t>();
+        p.error = str(j, "error");
+        s.papi.push_back(std::move(p));
+    } else if (rec == "end") {
+        s.complete = true;
+    }
+    // Unknown records: a newer writer; skipped.
+}
+
+}  // namespace
+
+const SampledBackend* SampleSummary::backend(const std::string& name) const {
+    for (const SampledBackend& b : backends)
+        if (b.name == name) return &b;
+    return nullptr;
+}
+
+Result<SampleSummary> read_sample_summary(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return make_error(path + ": cannot be read");
+    SampleSummary s;
+    s.path = path;
+    std::string line, pending_error;
+    std::size_t number = 0, bad_line = 0;
+    while (std::getline(in, line)) {
+        ++number;
+        if (!pending_error.empty())  // a bad line that was not the last one
+            return make_error(path + ": line " + std::to_string(bad_line) + ": " + pending_error +
+                              "; the file is skipped");
+        const bool ended = !in.eof();  // a line without its newline may be torn
+        json j = json::parse(line, nullptr, false);
+        if (j.is_discarded() || !j.is_object()) {
+            pending_error = "not a JSON object";
+            bad_line = number;
+            if (!ended) break;
+            continue;
+        }
+        const std::string rec = str(j, "rec");
+        if (number == 1) {
+            if (rec != "sampling")
+                return make_error(path + ": line 1: not a stacksage sampling summary (no \"sampling\" record)");
+            s.version = static_cast<int>(i64(j, "v"));
+            s.pid = i64(j, "pid");
+            s.host = str(j, "host");
+            s.start_ns = u64(j, "start_ns");
+            s.end_ns = u64(j, "end_ns");
+            s.used = strings(j, "used");
+            if (auto it = j.find("requested"); it != j.end()) {
+                if (it->is_string()) {
+                    s.requested = it->get<std::string>();
+                } else if (it->is_array()) {
+                    for (const json& v : *it)
+                        if (v.is_string()) s.requested += (s.requested.empty() ? "" : ",") + v.get<std::string>();
+                }
+            }
+            if (auto it = j.find("periods"); it != j.end() && it->is_object()) {
+                s.pebs_period = u64(*it, "pebs");
+                s.ibs_period = u64(*it, "ibs");
+                s.pagefault_period = u64(*it, "pagefault");
+                s.cpuclock_period_ns = u64(*it, "cpuclock_ns");
+            }
+            s.raw_file = str(j, "raw_file");
+            s.unsampled_threads = u64(j, "unsampled_threads");
+            continue;
+        }
+        read_record(j, rec, s);
+    }
+    if (number == 0) return make_error(path + ": empty file: not a stacksage sampling summary");
+    if (!pending_error.empty()) {
+        if (bad_line == 1)
+            return make_error(path + ": line 1: " + pending_error + ": not a stacksage sampling summary");
+        s.torn_last_line = true;
+    }
+    return s;
+}
+
+}  // namespace stacksage

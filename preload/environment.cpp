@@ -1,0 +1,87 @@
+#include "preload/environment.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace stacksage::preload {
+
+namespace {
+
+bool starts_with(const char* s, std::size_t len, const char* prefix) {
+    std::size_t n = std::strlen(prefix);
+    return len >= n && std::memcmp(s, prefix, n) == 0;
+}
+
+bool contains(const char* s, std::size_t len, const char* part) {
+    std::size_t n = std::strlen(part);
+    for (std::size_t i = 0; i + n <= len; ++i)
+        if (std::memcmp(s + i, part, n) == 0) return true;
+    return false;
+}
+
+bool equals(const char* s, std::size_t len, const char* word) {
+    return std::strlen(word) == len && std::memcmp(s, word, len) == 0;
+}
+
+const char* base_name(const char* path) {
+    if (path == nullptr) return "";
+    const char* slash = std::strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+}  // namespace
+
+bool is_binding_variable(const char* name, std::size_t len) {
+    static const char* const kPrefixes[] = {"OMP_", "KMP_", "GOMP_", "MKL_", "OPENBLAS_",
+                                            "SLURM_CPU_BIND", "I_MPI_PIN", "HSA_"};
+    for (const char* p : kPrefixes)
+        if (starts_with(name, len, p)) return true;
+    if (equals(name, len, "SLURM_CPUS_PER_TASK")) return true;
+    if (starts_with(name, len, "OMPI_MCA_") && contains(name, len, "bind")) return true;
+    if (starts_with(name, len, "MV2_") && contains(name, len, "AFFINITY")) return true;
+    return false;
+}
+
+bool is_identity_variable(const char* name, std::size_t len) {
+    static const char* const kNames[] = {
+        "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
+        "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_COMM_WORLD_NODE_RANK", "OMPI_MCA_ess_base_jobid",
+        "PMIX_RANK", "PMIX_NAMESPACE", "PMI_RANK", "PMI_SIZE", "SLURM_PROCID",
+        "SLURM_LOCALID", "SLURM_NODEID", "SLURM_JOB_ID", "SLURM_STEP_ID", "SLURM_NTASKS",
+        "FLUX_TASK_RANK", "FLUX_TASK_LOCAL_ID", "FLUX_JOB_ID", "MPI_LOCALRANKID",
+        "MPI_LOCALNRANKS",
+    };
+    for (const char* n : kNames)
+        if (equals(name, len, n)) return true;
+    return starts_with(name, len, "STACKSAGE_");
+}
+
+long rank_from_environment() {
+    static const char* const kOrder[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
+                                         "FLUX_TASK_RANK", "SLURM_PROCID"};
+    for (const char* name : kOrder) {
+        const char* v = std::getenv(name);
+        if (v == nullptr || *v == '\0') continue;
+        long r = 0;
+        const char* p = v;
+        for (; *p >= '0' && *p <= '9' && r < 100000000; ++p) r = r * 10 + (*p - '0');
+        if (*p == '\0') return r;
+    }
+    return -1;
+}
+
+const char* launcher_name(const char* exe_path, const char* argv0) {
+    static const char* const kLaunchers[] = {
+        "mpirun",         "mpiexec",         "orterun",        "prterun",
+        "prte",           "prted",           "orted",          "srun",
+        "slurmstepd",     "hydra_pmi_proxy", "mpiexec.hydra",  "mpirun.openmpi",
+        "mpiexec.openmpi", "mpirun.mpich",   "mpiexec.mpich",  "mpiexec.slurm",
+    };
+    const char* candidates[] = {base_name(exe_path), base_name(argv0)};
+    for (const char* c : candidates)
+        for (const char* l : kLaunchers)
+            if (std::strcmp(c, l) == 0) return l;
+    return nullptr;
+}
+
+}  // namespace stacksage::preload

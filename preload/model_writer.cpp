@@ -1,0 +1,114 @@
+// libstacksage-model.so: builds the process's model from its event log at
+// exit and writes it next to the log. Loaded by the preload with
+// dlopen(RTLD_LOCAL) only then (see process_model_hook.cpp).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "core/model_json.hpp"
+#include "parsers/hwloc_loader.hpp"
+#include "preload/model_writer_api.h"
+#include "preload/process_model_builder.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace stacksage;
+
+void set_error(char* error, size_t cap, const std::string& message) {
+    if (cap == 0) return;
+    std::size_t n = std::min(cap - 1, message.size());
+    std::memcpy(error, message.data(), n);
+    error[n] = '\0';
+}
+
+// Writes text to dir/name without following or replacing anything: a
+// private temporary name, then link(2), which fails if the name exists.
+std::string publish(const fs::path& dir, const std::string& name, const std::string& text) {
+    const fs::path temp = dir / (name + ".tmp." + std::to_string(::getpid()));
+    int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) return temp.string() + ": " + std::strerror(errno);
+    const char* p = text.data();
+    std::size_t left = text.size();
+    std::string failure;
+    while (left > 0) {
+        ssize_t n = ::write(fd, p, left);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            failure = temp.string() + ": " + std::strerror(errno);
+            break;
+        }
+        p += n;
+        left -= static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+    if (failure.empty() && ::link(temp.c_str(), (dir / name).c_str()) != 0)
+        failure = (dir / name).string() + ": " + std::strerror(errno);
+    ::unlink(temp.c_str());
+    return failure;
+}
+
+std::string model_file_name(const std::string& log_name) {
+    const std::string suffix = ".jsonl";
+    std::string stem = log_name.size() > suffix.size() &&
+                               log_name.compare(log_name.size() - suffix.size(), suffix.size(), suffix) == 0
+                           ? log_name.substr(0, log_name.size() - suffix.size())
+                           : log_name;
+    return stem + ".model.json";
+}
+
+int write_model(const char* host_dir, const char* log_name, char* error, size_t error_cap) {
+    const fs::path dir(host_dir);
+    const fs::path topology = dir / "topology.xml";
+    std::error_code ec;
+    Result<Model> loaded = fs::exists(topology, ec) ? load_hwloc_xml(topology.string()) : discover_this_machine();
+    if (!loaded) {
+        set_error(error, error_cap, "topology: " + loaded.error().message);
+        return 1;
+    }
+    Model model = std::move(loaded).value();
+    std::vector<ComponentId> nodes = model.components_of_type(ComponentType::Node);
+    if (nodes.empty()) {
+        set_error(error, error_cap, "topology: no machine in " + topology.string());
+        return 1;
+    }
+    preload::ProcessModelBuilder builder(model, nodes.front());
+    std::ifstream log(dir / log_name);
+    if (!log) {
+        set_error(error, error_cap, (dir / log_name).string() + ": cannot be read");
+        return 1;
+    }
+    for (std::string line; std::getline(log, line);) {
+        nlohmann::json event = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+        if (!event.is_discarded()) builder.apply(event);  // a torn last line is skipped
+    }
+    builder.finish();
+    const std::string text =
+        model_to_json(model).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    if (std::string failure = publish(dir, model_file_name(log_name), text); !failure.empty()) {
+        set_error(error, error_cap, failure);
+        return 1;
+    }
+    return 0;
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int stacksage_write_process_model(
+    const char* host_dir, const char* log_name, char* error, size_t error_cap) {
+    // Nothing may escape into the application's exit path.
+    try {
+        return write_model(host_dir, log_name, error, error_cap);
+    } catch (const std::exception& e) {
+        set_error(error, error_cap, e.what());
+    } catch (...) {
+        set_error(error, error_cap, "unexpected error");
+    }
+    return 1;
+}

@@ -1,0 +1,29 @@
+/* The one entry point of libstacksage-model.so, the library the preload
+ * opens at exit to write the process's model. A C interface: the preload is
+ * built without libstdc++, and the two must agree without sharing types. */
+#ifndef STACKSAGE_PRELOAD_MODEL_WRITER_API_H
+#define STACKSAGE_PRELOAD_MODEL_WRITER_API_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define kStacksageModelWriterLibrary "libstacksage-model.so"
+#define kStacksageModelWriterSymbol "stacksage_write_process_model"
+
+/* Reads <host_dir>/<log_name> (and <host_dir>/topology.xml when present),
+ * builds the process's model and writes it to <host_dir>/<log stem>.model.json.
+ * Returns 0 on success; otherwise writes a message into error. */
+typedef int (*StacksageWriteProcessModel)(const char* host_dir, const char* log_name,
+                                          char* error, size_t error_cap);
+
+int stacksage_write_process_model(const char* host_dir, const char* log_name, char* error,
+                                  size_t error_cap);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

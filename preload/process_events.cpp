@@ -1,0 +1,344 @@
+// Process lifecycle: start (with the inherited placement), exit, _exit,
+// fork and exec.
+#include <errno.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "preload/cgroup_cpuset.hpp"
+#include "preload/environment.hpp"
+#include "preload/real_functions.hpp"
+#include "preload/tracer.hpp"
+
+extern char** environ;
+
+namespace stacksage::preload {
+
+void write_process_model_at_exit();  // process_model_hook.cpp
+void finish_sampling_at_exit();      // sampling_hook.cpp
+
+namespace {
+
+void add_environment(JsonLine& line) {
+    line.key("env");
+    line.open_object();
+    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+        const char* eq = std::strchr(*e, '=');
+        if (eq == nullptr) continue;
+        std::size_t name_len = static_cast<std::size_t>(eq - *e);
+        if (!is_binding_variable(*e, name_len)) continue;
+        char name[256];
+        if (name_len >= sizeof name) continue;
+        std::memcpy(name, *e, name_len);
+        name[name_len] = '\0';
+        line.key(name);
+        line.str(eq + 1);
+    }
+    line.close_object();
+    line.key("identity");
+    line.open_object();
+    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+        const char* eq = std::strchr(*e, '=');
+        if (eq == nullptr) continue;
+        std::size_t name_len = static_cast<std::size_t>(eq - *e);
+        if (!is_identity_variable(*e, name_len)) continue;
+        char name[256];
+        if (name_len >= sizeof name) continue;
+        std::memcpy(name, *e, name_len);
+        name[name_len] = '\0';
+        line.key(name);
+        line.str(eq + 1);
+    }
+    line.close_object();
+}
+
+void add_rusage(JsonLine& line, const struct rusage& ru) {
+    line.field("utime_us", static_cast<std::int64_t>(ru.ru_utime.tv_sec) * 1000000 +
+                               ru.ru_utime.tv_usec);
+    line.field("stime_us", static_cast<std::int64_t>(ru.ru_stime.tv_sec) * 1000000 +
+                               ru.ru_stime.tv_usec);
+    line.field("nvcsw", static_cast<std::int64_t>(ru.ru_nvcsw));
+    line.field("nivcsw", static_cast<std::int64_t>(ru.ru_nivcsw));
+    line.field("minflt", static_cast<std::int64_t>(ru.ru_minflt));
+    line.field("majflt", static_cast<std::int64_t>(ru.ru_majflt));
+}
+
+void write_process_end(const char* how, int status) {
+    ProcessState& p = process();
+    if (p.ended.exchange(true)) return;
+    RecorderScope scope;
+    char buf[1024];
+    JsonLine line(buf, sizeof buf);
+    begin_event(line, "process_end");
+    line.field("how", how);
+    line.field("status", static_cast<std::int64_t>(status));
+    struct rusage ru{};
+    if (raw::getrusage(RUSAGE_SELF, &ru) == 0) {
+        add_rusage(line, ru);
+        line.field("maxrss_kb", static_cast<std::int64_t>(ru.ru_maxrss));
+    }
+    line.field_u("threads_created", p.thread_seq.load(std::memory_order_relaxed));
+    line.field_u("threads_untraced", p.threads_untraced.load(std::memory_order_relaxed));
+    line.field_u("duration_ns", monotonic_ns() - p.start_mono_ns);
+    emit(line, "process_end");
+}
+
+// on_exit handlers get the status, also for a return from main (libc calls
+// exit with main's result). Registered in the constructor, so it runs after
+// the application's own atexit handlers.
+void on_process_exit(int status, void*) {
+    if (process().state.load() != static_cast<int>(TracerState::Ready)) return;
+    if (raw::getpid() != process().pid) return;
+    finish_sampling_at_exit();
+    write_process_end("exit", status);
+    write_process_model_at_exit();
+}
+
+// Only in the image that owns our state: a vfork child shares our memory and
+// must not write into its parent's log under the parent's pid.
+bool is_our_process() { return raw::getpid() == process().pid; }
+
+void write_exec_event(const char* event, const char* path, char* const argv[], int error) {
+    char buf[4096];
+    JsonLine line(buf, sizeof buf);
+    begin_event(line, event);
+    line.field("path", path);
+    if (argv != nullptr) {
+        line.key("argv");
+        line.open_array();
+        // Bounded: the event must fit one line; the count says what was left out.
+        int n = 0;
+        for (; argv[n] != nullptr; ++n) {
+            if (n >= 32) continue;
+            const char* a = argv[n];
+            std::size_t len = std::strlen(a);
+            line.str(a, len > 200 ? 200 : len);
+        }
+        line.close_array();
+        line.field("argc", static_cast<std::int64_t>(n));
+    }
+    if (error != 0) line.field("errno", static_cast<std::int64_t>(error));
+    emit(line, event);
+}
+
+template <class Call>
+int traced_exec(const char* path, char* const argv[], Call&& call) {
+    if (!tracing_ready() || !is_our_process()) return call();
+    {
+        RecorderScope scope;
+        write_exec_event("exec", path, argv, 0);
+    }
+    int rc = call();
+    int saved = errno;
+    {
+        RecorderScope scope;
+        write_exec_event("exec_failed", path, nullptr, saved);
+    }
+    errno = saved;
+    return rc;
+}
+
+// execl and friends: their argument lists, gathered into an array.
+constexpr int kMaxExeclArgs = 1024;
+
+}  // namespace
+
+void write_process_start(const char* origin, int image) {
+    ProcessState& p = process();
+    big_line_lock().lock();
+    JsonLine line(big_line_buffer(), kBigLineBytes);
+    begin_event(line, "process_start");
+    line.field("origin", origin);
+    line.field("image", static_cast<std::int64_t>(image));
+    line.field("initialised_by", p.initialised_by);
+    line.field("ppid", static_cast<std::int64_t>(p.ppid));
+    line.field("host", p.host);
+    line.key("rank");
+    if (p.rank >= 0)
+        line.i64(p.rank);
+    else
+        line.null();
+    line.key("launcher");
+    if (p.launcher)
+        line.str(p.launcher);
+    else
+        line.null();
+    line.field("exe", p.exe);
+    line.key("cmdline");
+    line.open_array();
+    for (std::size_t i = 0; i < p.cmdline_len;) {
+        std::size_t n = std::strlen(p.cmdline + i);
+        line.str(p.cmdline + i, n);
+        i += n + 1;
+    }
+    line.close_array();
+    if (p.cmdline_truncated) line.field_bool("cmdline_truncated", true);
+    line.field_u("realtime_ns", p.start_real_ns);
+    line.field_u("monotonic_ns", p.start_mono_ns);
+    CpuMask mask;
+    mask.read_thread(0);
+    line.field_mask("cpuset", mask);
+    line.field("cpu", static_cast<std::int64_t>(sched_getcpu()));
+    char text[4096];
+    line.key("cgroup_cpuset");
+    if (read_cgroup_cpuset(text, sizeof text) > 0)
+        line.str(text);
+    else
+        line.null();
+    line.key("online_cpus");
+    if (read_online_cpus(text, sizeof text) > 0)
+        line.str(text);
+    else
+        line.null();
+    line.field("log", p.log.file_name());
+    add_environment(line);
+    line.key("tracer");
+    line.open_object();
+    line.field("version", STACKSAGE_VERSION);
+    line.field("schema", static_cast<std::int64_t>(kSchemaVersion));
+    line.close_object();
+    emit(line, "process_start");
+    big_line_lock().unlock();
+}
+
+void register_exit_recorder() { on_exit(&on_process_exit, nullptr); }
+
+}  // namespace stacksage::preload
+
+using namespace stacksage::preload;
+
+#define STACKSAGE_EXPORT extern "C" __attribute__((visibility("default")))
+
+STACKSAGE_EXPORT pid_t fork() {
+    auto real_fork = real::fork();
+    if (real_fork == nullptr) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (!tracing_ready()) return real_fork();
+    pid_t child = real_fork();
+    if (child == 0) {
+        // Only async-signal-safe work from here: the parent may have had threads.
+        reinitialise_in_child();
+        return 0;
+    }
+    int saved = errno;
+    {
+        RecorderScope scope;
+        char buf[256];
+        JsonLine line(buf, sizeof buf);
+        begin_event(line, child > 0 ? "fork" : "fork_failed");
+        if (child > 0)
+            line.field("child_pid", static_cast<std::int64_t>(child));
+        else
+            line.field("errno", static_cast<std::int64_t>(saved));
+        emit(line, "fork");
+    }
+    errno = saved;
+    return child;
+}
+
+STACKSAGE_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
+    auto f = real::execve();
+    return traced_exec(path, argv, [&] { return f(path, argv, envp); });
+}
+
+STACKSAGE_EXPORT int execv(const char* path, char* const argv[]) {
+    auto f = real::execv();
+    return traced_exec(path, argv, [&] { return f(path, argv); });
+}
+
+STACKSAGE_EXPORT int execvp(const char* file, char* const argv[]) {
+    auto f = real::execvp();
+    return traced_exec(file, argv, [&] { return f(file, argv); });
+}
+
+STACKSAGE_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) {
+    auto f = real::execvpe();
+    return traced_exec(file, argv, [&] { return f(file, argv, envp); });
+}
+
+namespace {
+// Collects execl's variadic arguments (after arg0) into argv; returns false
+// when there are more than fit. For execle, *envp receives the environment.
+bool gather_execl_args(const char* arg0, va_list ap, char** argv, char*** envp) {
+    int n = 0;
+    argv[n++] = const_cast<char*>(arg0);
+    while (arg0 != nullptr) {
+        char* a = va_arg(ap, char*);
+        if (n >= kMaxExeclArgs) return false;
+        argv[n++] = a;
+        if (a == nullptr) break;
+    }
+    if (envp != nullptr) *envp = va_arg(ap, char**);
+    return true;
+}
+}  // namespace
+
+STACKSAGE_EXPORT int execl(const char* path, const char* arg, ...) {
+    char* argv[kMaxExeclArgs];
+    va_list ap;
+    va_start(ap, arg);
+    bool ok = gather_execl_args(arg, ap, argv, nullptr);
+    va_end(ap);
+    if (!ok) {
+        errno = E2BIG;
+        return -1;
+    }
+    return execv(path, argv);
+}
+
+STACKSAGE_EXPORT int execlp(const char* file, const char* arg, ...) {
+    char* argv[kMaxExeclArgs];
+    va_list ap;
+    va_start(ap, arg);
+    bool ok = gather_execl_args(arg, ap, argv, nullptr);
+    va_end(ap);
+    if (!ok) {
+        errno = E2BIG;
+        return -1;
+    }
+    return execvp(file, argv);
+}
+
+STACKSAGE_EXPORT int execle(const char* path, const char* arg, ...) {
+    char* argv[kMaxExeclArgs];
+    char** envp = nullptr;
+    va_list ap;
+    va_start(ap, arg);
+    bool ok = gather_execl_args(arg, ap, argv, &envp);
+    va_end(ap);
+    if (!ok) {
+        errno = E2BIG;
+        return -1;
+    }
+    return execve(path, argv, envp);
+}
+
+STACKSAGE_EXPORT void _exit(int status) {
+    if (process().state.load() == static_cast<int>(TracerState::Ready) && is_our_process() &&
+        !inside_recorder()) {
+        finish_sampling_at_exit();
+        write_process_end("_exit", status);
+    }
+    auto f = real::_exit();
+    if (f != nullptr) f(status);
+    raw::syscall6(SYS_exit_group, status);
+    __builtin_unreachable();
+}
+
+STACKSAGE_EXPORT void _Exit(int status) {
+    if (process().state.load() == static_cast<int>(TracerState::Ready) && is_our_process() &&
+        !inside_recorder()) {
+        finish_sampling_at_exit();
+        write_process_end("_exit", status);
+    }
+    auto f = real::_Exit();
+    if (f != nullptr) f(status);
+    raw::syscall6(SYS_exit_group, status);
+    __builtin_unreachable();
+}

@@ -1,0 +1,61 @@
+// The definitions our interposers forward to ("the next one" after us).
+//
+// Each is resolved on first use with dlsym(RTLD_NEXT), not in the
+// constructor: another library's constructor may call pthread_create before
+// ours has run, and the forwarders must work then too. The pointers are
+// atomics so two threads resolving at once both see a whole pointer.
+#pragma once
+
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/types.h>
+
+#include <atomic>
+
+namespace stacksage::preload::real {
+
+using PthreadCreate = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+using PthreadExit = void (*)(void*);
+using PthreadSetname = int (*)(pthread_t, const char*);
+using SchedSetaffinity = int (*)(pid_t, size_t, const cpu_set_t*);
+using PthreadSetaffinity = int (*)(pthread_t, size_t, const cpu_set_t*);
+using Syscall = long (*)(long, ...);
+using Fork = pid_t (*)();
+using Execve = int (*)(const char*, char* const[], char* const[]);
+using Execvpe = int (*)(const char*, char* const[], char* const[]);
+using Execv = int (*)(const char*, char* const[]);
+using ExitFn = void (*)(int);
+using Sigaction = int (*)(int, const struct sigaction*, struct sigaction*);
+using Signal = sighandler_t (*)(int, sighandler_t);
+
+// Looks a symbol up once; nullptr only if no later object defines it.
+void* resolve(std::atomic<void*>& slot, const char* name);
+
+#define STACKSAGE_REAL_FUNCTION(Type, fn)                                      \
+    inline Type fn() {                                                         \
+        static std::atomic<void*> slot{nullptr};                               \
+        void* p = slot.load(std::memory_order_acquire);                        \
+        if (p == nullptr) p = resolve(slot, #fn);                              \
+        return reinterpret_cast<Type>(p);                                      \
+    }
+
+STACKSAGE_REAL_FUNCTION(PthreadCreate, pthread_create)
+STACKSAGE_REAL_FUNCTION(PthreadExit, pthread_exit)
+STACKSAGE_REAL_FUNCTION(PthreadSetname, pthread_setname_np)
+STACKSAGE_REAL_FUNCTION(SchedSetaffinity, sched_setaffinity)
+STACKSAGE_REAL_FUNCTION(PthreadSetaffinity, pthread_setaffinity_np)
+STACKSAGE_REAL_FUNCTION(Syscall, syscall)
+STACKSAGE_REAL_FUNCTION(Fork, fork)
+STACKSAGE_REAL_FUNCTION(Execve, execve)
+STACKSAGE_REAL_FUNCTION(Execvpe, execvpe)
+STACKSAGE_REAL_FUNCTION(Execv, execv)
+STACKSAGE_REAL_FUNCTION(Execv, execvp)
+STACKSAGE_REAL_FUNCTION(ExitFn, _exit)
+STACKSAGE_REAL_FUNCTION(ExitFn, _Exit)
+STACKSAGE_REAL_FUNCTION(Sigaction, sigaction)
+STACKSAGE_REAL_FUNCTION(Signal, signal)
+
+#undef STACKSAGE_REAL_FUNCTION
+
+}  // namespace stacksage::preload::real

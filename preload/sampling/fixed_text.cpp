@@ -1,0 +1,75 @@
+#include "preload/sampling/fixed_text.hpp"
+
+#include <cstring>
+
+namespace stacksage::sampling {
+
+FixedText& FixedText::add(const char* s) { return s ? add(s, std::strlen(s)) : *this; }
+
+FixedText& FixedText::add(const char* s, std::size_t n) {
+    if (cap_ == 0) {
+        truncated_ = truncated_ || n > 0;
+        return *this;
+    }
+    std::size_t room = cap_ - 1 - len_;
+    if (n > room) {
+        truncated_ = true;
+        n = room;
+    }
+    std::memcpy(buf_ + len_, s, n);
+    len_ += n;
+    buf_[len_] = '\0';
+    return *this;
+}
+
+FixedText& FixedText::add_uint(std::uint64_t v) {
+    char digits[24];
+    int n = 0;
+    do {
+        digits[n++] = static_cast<char>('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    char out[24];
+    for (int i = 0; i < n; ++i) out[i] = digits[n - 1 - i];
+    return add(out, static_cast<std::size_t>(n));
+}
+
+FixedText& FixedText::add_int(std::int64_t v) {
+    if (v < 0) {
+        add("-", 1);
+        // Negating INT64_MIN overflows; go through the unsigned value.
+        return add_uint(~static_cast<std::uint64_t>(v) + 1);
+    }
+    return add_uint(static_cast<std::uint64_t>(v));
+}
+
+FixedText& FixedText::add_hex(std::uint64_t v) {
+    char digits[16];
+    int n = 0;
+    do {
+        digits[n++] = "0123456789abcdef"[v & 0xf];
+        v >>= 4;
+    } while (v != 0);
+    char out[18] = {'0', 'x'};
+    for (int i = 0; i < n; ++i) out[2 + i] = digits[n - 1 - i];
+    return add(out, static_cast<std::size_t>(n + 2));
+}
+
+FixedText& FixedText::add_json_string(const char* s) {
+    add("\"", 1);
+    for (const char* p = s ? s : ""; *p != '\0'; ++p) {
+        const auto c = static_cast<unsigned char>(*p);
+        if (c == '"' || c == '\\') {
+            const char esc[2] = {'\\', static_cast<char>(c)};
+            add(esc, 2);
+        } else if (c < 0x20) {
+            char esc[6] = {'\\', 'u', '0', '0', "0123456789abcdef"[c >> 4], "0123456789abcdef"[c & 0xf]};
+            add(esc, 6);
+        } else {
+            add(p, 1);
+        }
+    }
+    return add("\"", 1);
+}
+
+}  // namespace stacksage::sampling

@@ -1,0 +1,101 @@
+// Decoding PERF_RECORD_SAMPLE bodies.
+//
+// The body of a sample is the fields its event's sample_type selected, in
+// the kernel's fixed order (include/uapi/linux/perf_event.h, "struct {
+// struct perf_event_header header; { u64 id; } && PERF_SAMPLE_IDENTIFIER;
+// ..."). A SampleLayout computes each field's offset once per event, so
+// decoding a record is a handful of loads (no per-record walk over the bits).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace stacksage::sampling {
+
+struct SampleRecord {
+    std::uint64_t id = 0;
+    std::uint64_t ip = 0;
+    std::uint32_t pid = 0, tid = 0;
+    std::uint64_t time = 0;
+    std::uint64_t addr = 0;
+    std::uint32_t cpu = 0;
+    std::uint64_t period = 0;
+    // PERF_SAMPLE_WEIGHT: the whole u64. PERF_SAMPLE_WEIGHT_STRUCT: weight
+    // holds var1 (the latency in cycles), var2 and var3 the rest (on
+    // Sapphire Rapids, var2 is the instruction latency).
+    std::uint64_t weight = 0;
+    std::uint16_t weight_var2 = 0, weight_var3 = 0;
+    std::uint64_t data_src = 0;
+    std::uint64_t phys_addr = 0;
+};
+
+class SampleLayout {
+public:
+    // Sample-type bits whose fields are fixed-size and therefore supported;
+    // READ, CALLCHAIN, RAW, BRANCH_STACK, REGS_*, STACK_USER and AUX are not
+    // (we never ask for them: they would cost more than the sample).
+    static std::uint64_t supported_bits();
+
+    // \return false (layout unusable) when sample_type has an unsupported bit,
+    //         or both WEIGHT and WEIGHT_STRUCT (the kernel refuses that too).
+    bool configure(std::uint64_t sample_type);
+
+    std::uint64_t sample_type() const { return sample_type_; }
+    // Bytes of the body (after the 8-byte header).
+    std::size_t body_size() const { return body_size_; }
+    bool has(std::uint64_t bit) const { return (sample_type_ & bit) != 0; }
+
+    // Decodes a body of len bytes. \return false, leaving out unspecified,
+    // when len is shorter than body_size() (a truncated record).
+    bool decode(const unsigned char* body, std::size_t len, SampleRecord& out) const {
+        if (len < body_size_) return false;
+        if (off_id_ >= 0) out.id = load64(body + off_id_);
+        if (off_ip_ >= 0) out.ip = load64(body + off_ip_);
+        if (off_tid_ >= 0) {
+            out.pid = load32(body + off_tid_);
+            out.tid = load32(body + off_tid_ + 4);
+        }
+        if (off_time_ >= 0) out.time = load64(body + off_time_);
+        if (off_addr_ >= 0) out.addr = load64(body + off_addr_);
+        if (off_cpu_ >= 0) out.cpu = load32(body + off_cpu_);
+        if (off_period_ >= 0) out.period = load64(body + off_period_);
+        if (off_weight_ >= 0) {
+            if (weight_struct_) {
+                out.weight = load32(body + off_weight_);
+                out.weight_var2 = load16(body + off_weight_ + 4);
+                out.weight_var3 = load16(body + off_weight_ + 6);
+            } else {
+                out.weight = load64(body + off_weight_);
+            }
+        }
+        if (off_data_src_ >= 0) out.data_src = load64(body + off_data_src_);
+        if (off_phys_ >= 0) out.phys_addr = load64(body + off_phys_);
+        return true;
+    }
+
+private:
+    static std::uint64_t load64(const unsigned char* p) {
+        std::uint64_t v;
+        std::memcpy(&v, p, 8);
+        return v;
+    }
+    static std::uint32_t load32(const unsigned char* p) {
+        std::uint32_t v;
+        std::memcpy(&v, p, 4);
+        return v;
+    }
+    static std::uint16_t load16(const unsigned char* p) {
+        std::uint16_t v;
+        std::memcpy(&v, p, 2);
+        return v;
+    }
+
+    std::uint64_t sample_type_ = 0;
+    std::size_t body_size_ = 0;
+    bool weight_struct_ = false;
+    std::int16_t off_id_ = -1, off_ip_ = -1, off_tid_ = -1, off_time_ = -1, off_addr_ = -1, off_cpu_ = -1,
+                 off_period_ = -1, off_weight_ = -1, off_data_src_ = -1, off_phys_ = -1;
+};
+
+}  // namespace stacksage::sampling

@@ -1,0 +1,203 @@
+#include "preload/sampling/summary_writer.hpp"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <new>
+
+#include "preload/sampling/fixed_text.hpp"
+
+namespace stacksage::sampling {
+
+namespace {
+
+// Lines are built in a fixed buffer and written when it fills.
+class LineFile {
+public:
+    explicit LineFile(int fd) : fd_(fd) {}
+    FixedText& line() { return line_; }
+    void end_line() {
+        line_.add("\n");
+        if (line_.truncated()) {
+            ++truncated_;
+        } else {
+            if (used_ + line_.size() > sizeof buffer_) flush();
+            std::memcpy(buffer_ + used_, line_.c_str(), line_.size());
+            used_ += line_.size();
+        }
+        line_.clear();
+    }
+    bool flush() {
+        std::size_t done = 0;
+        while (done < used_) {
+            const ssize_t n = ::write(fd_, buffer_ + done, used_ - done);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) {
+                failed_ = true;
+                break;
+            }
+            done += static_cast<std::size_t>(n);
+        }
+        used_ = 0;
+        return !failed_;
+    }
+    bool failed() const { return failed_; }
+
+private:
+    int fd_;
+    char line_buf_[4096];
+    FixedText line_{line_buf_, sizeof line_buf_};
+    char buffer_[64 * 1024];
+    std::size_t used_ = 0;
+    std::uint64_t truncated_ = 0;
+    bool failed_ = false;
+};
+
+// The summary is written once, at exit: static storage keeps 70 KiB off
+// the exiting thread's stack.
+alignas(64) unsigned char g_file_storage[sizeof(LineFile)];
+
+std::uint64_t monotonic_ns() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+FixedText& begin(LineFile& f, const char* rec) {
+    FixedText& t = f.line();
+    t.add("{\"v\":").add_int(kSampleSummaryVersion).add(",\"rec\":").add_json_string(rec);
+    return t;
+}
+
+void backend_list(FixedText& t, std::uint32_t bits) {
+    t.add("[");
+    bool first = true;
+    for (int i = 0; i < kBackendCount; ++i)
+        if (bits & (1u << i)) {
+            if (!first) t.add(",");
+            t.add_json_string(backend_name(static_cast<Backend>(i)));
+            first = false;
+        }
+    t.add("]");
+}
+
+void write_header(LineFile& f, const SamplerConfig& c) {
+    const SamplingOptions& o = c.options;
+    FixedText& t = begin(f, "sampling");
+    t.add(",\"pid\":").add_int(c.pid).add(",\"host\":").add_json_string(c.host);
+    t.add(",\"start_ns\":").add_uint(c.start_monotonic_ns).add(",\"end_ns\":").add_uint(monotonic_ns());
+    t.add(",\"requested\":");
+    if (o.selection.automatic) t.add("\"auto\""); else backend_list(t, o.selection.backends);
+    t.add(",\"used\":");
+    backend_list(t, sampler_usable_backends());
+    const SamplingPlan& plan = sampler_plan();
+    t.add(",\"ring_pages\":").add_uint(plan.ring_pages).add(",\"max_rings\":").add_uint(plan.max_rings);
+    t.add(",\"periods\":{\"pebs\":").add_uint(o.pebs_period).add(",\"ibs\":").add_uint(o.ibs_period)
+        .add(",\"pagefault\":").add_uint(o.pagefault_period).add(",\"cpuclock_ns\":").add_uint(o.cpuclock_period_ns)
+        .add("},\"ldlat\":").add_uint(o.ldlat_cycles);
+    t.add(",\"raw_file\":");
+    if (o.raw_file && c.raw_file_path) {
+        const char* slash = std::strrchr(c.raw_file_path, '/');
+        t.add_json_string(slash ? slash + 1 : c.raw_file_path);
+    } else {
+        t.add("null");
+    }
+    t.add(",\"unsampled_threads\":").add_uint(sampler_unsampled_threads()).add("}");
+    f.end_line();
+
+    for (int i = 0; i < kBackendCount; ++i) {
+        const Backend b = static_cast<Backend>(i);
+        FixedText& l = begin(f, "backend");
+        l.add(",\"name\":").add_json_string(backend_name(b));
+        l.add(",\"requested\":").add(o.selection.wants(b) ? "true" : "false");
+        l.add(",\"available\":").add(plan.of(b).available ? "true" : "false");
+        l.add(",\"reason\":").add_json_string(plan.of(b).reason);
+        l.add(",\"threads_opened\":").add_uint(sampler_threads_opened(b));
+        l.add(",\"threads_failed\":").add_uint(sampler_threads_failed(b));
+        l.add(",\"error\":").add_json_string(sampler_first_error(b)).add("}");
+        f.end_line();
+    }
+}
+
+void write_thread(LineFile& f, const ThreadSlot& s) {
+    FixedText& t = begin(f, "thread");
+    t.add(",\"tid\":").add_int(s.tid).add(",\"start_ns\":").add_uint(s.start_ns).add(",\"end_ns\":").add_uint(s.end_ns);
+    t.add(",\"backends\":");
+    backend_list(t, s.events.opened_backends | (s.papi.running || s.papi.values[0] ? backend_bit(Backend::Papi) : 0));
+    t.add(",\"samples\":").add_uint(s.samples).add(",\"lost\":").add_uint(s.lost());
+    t.add(",\"throttled\":").add_uint(s.ring_stats.throttled).add(",\"corrupt\":").add_uint(s.ring_stats.corrupt);
+    t.add(",\"oversize\":").add_uint(s.ring_stats.oversize).add(",\"decode_errors\":").add_uint(s.decode_errors);
+    t.add(",\"dropped\":").add_uint(s.table.dropped()).add(",\"migrations\":").add_uint(s.migrations);
+    t.add(",\"error\":").add_json_string(s.events.error).add("}");
+    f.end_line();
+
+    s.table.for_each([&](const AccessKey& k, const AccessEntry& e) {
+        if (k.backend == Backend::CpuClock) {
+            FixedText& r = begin(f, "ran_on");
+            r.add(",\"tid\":").add_int(s.tid).add(",\"cpu\":").add_uint(k.cpu).add(",\"count\":").add_uint(e.count)
+                .add("}");
+            f.end_line();
+            return;
+        }
+        FixedText& a = begin(f, "access");
+        a.add(",\"tid\":").add_int(s.tid).add(",\"backend\":").add_json_string(backend_name(k.backend));
+        a.add(",\"cpu\":").add_uint(k.cpu).add(",\"level\":").add_json_string(served_by_name(k.served_by));
+        a.add(",\"op\":").add_json_string(mem_op_name(k.op)).add(",\"node\":").add_int(k.node);
+        a.add(",\"remote\":").add(k.remote ? "true" : "false").add(",\"hops\":").add_uint(k.hops);
+        a.add(",\"missed\":").add(k.missed ? "true" : "false");
+        a.add(",\"count\":").add_uint(e.count).add(",\"weight_sum\":").add_uint(e.weight_sum);
+        a.add(",\"weight_max\":").add_uint(e.weight_max).add(",\"latency_histogram\":[");
+        for (int b = 0; b < kLatencyBuckets; ++b) a.add(b ? "," : "").add_uint(e.histogram[b]);
+        a.add("]}");
+        f.end_line();
+    });
+
+    const PapiCounters& papi = sampler_papi();
+    if (papi.ready() && (s.papi.running || s.papi.error[0] != '\0' || s.papi.added[0] || s.papi.added[1] ||
+                         s.papi.added[2])) {
+        FixedText& p = begin(f, "papi");
+        p.add(",\"tid\":").add_int(s.tid).add(",\"cpu\":");
+        if (s.papi_cpu == 0xffffffffu) p.add("null"); else p.add_uint(s.papi_cpu);
+        p.add(",\"complete\":").add(s.papi.running ? "false" : "true").add(",\"counters\":{");
+        bool first = true;
+        for (std::size_t i = 0; i < papi.counter_count(); ++i) {
+            if (!s.papi.added[i]) continue;
+            p.add(first ? "" : ",").add_json_string(papi.counter_name(i)).add(":").add_uint(s.papi.values[i]);
+            first = false;
+        }
+        p.add("},\"error\":").add_json_string(s.papi.error).add("}");
+        f.end_line();
+    }
+}
+
+}  // namespace
+
+bool write_sample_summary(const char* path, const SamplerConfig& config, char* error, std::size_t error_cap) {
+    FixedText err(error, error_cap);
+    const int fd = ::open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        err.add(path).add(": ").add(std::strerror(errno));
+        return false;
+    }
+    LineFile* f = new (g_file_storage) LineFile(fd);
+    write_header(*f, config);
+    std::size_t threads = 0;
+    for (std::size_t i = 0; i < sampler_slot_count(); ++i) {
+        const ThreadSlot* s = sampler_slot(i);
+        if (s == nullptr) continue;
+        write_thread(*f, *s);
+        ++threads;
+    }
+    FixedText& t = begin(*f, "end");
+    t.add(",\"threads\":").add_uint(threads).add("}");
+    f->end_line();
+    const bool ok = f->flush();
+    ::close(fd);
+    if (!ok) err.add(path).add(": write failed (disk full?)");
+    return ok;
+}
+
+}  // namespace stacksage::sampling

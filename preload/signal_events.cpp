@@ -1,0 +1,237 @@
+// Fatal signals: recorded, then the default action or the application's own
+// handler happens exactly as it would have without us.
+//
+// For each signal whose default action ends the process we keep the
+// disposition the application believes is installed, and install our handler
+// in the kernel in its place, with the application's flags and mask. Our
+// handler writes one "signal" line, then either calls the application's
+// handler or restores the default and re-raises. sigaction()/signal() are
+// interposed so the application keeps seeing (and changing) its own
+// disposition. Signals set to SIG_IGN are left to the kernel entirely.
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+
+#include <atomic>
+
+#include "preload/real_functions.hpp"
+#include "preload/tracer.hpp"
+
+namespace stacksage::preload {
+
+namespace {
+
+constexpr int kMonitored[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGILL,  SIGTRAP, SIGABRT,
+                              SIGBUS,  SIGFPE,  SIGUSR1, SIGSEGV, SIGUSR2, SIGPIPE,
+                              SIGALRM, SIGTERM, SIGXCPU, SIGXFSZ, SIGSYS};
+constexpr int kMaxSignal = 65;
+// Applications that use signals for their own purposes (a SIGSEGV-driven
+// runtime, a SIGALRM timer) must not flood the log.
+constexpr int kMaxRecordsPerSignal = 16;
+
+struct Disposition {
+    struct sigaction app{};          // what the application believes is installed
+    std::atomic<bool> ours{false};   // our handler is in the kernel for this signal
+    std::atomic<int> recorded{0};
+};
+Disposition g_dispositions[kMaxSignal];
+SpinLock g_disposition_lock;  // between concurrent sigaction() calls only
+
+bool is_monitored(int sig) {
+    for (int s : kMonitored)
+        if (s == sig) return true;
+    return false;
+}
+
+const char* signal_name(int sig) {
+    switch (sig) {
+        case SIGHUP: return "SIGHUP";
+        case SIGINT: return "SIGINT";
+        case SIGQUIT: return "SIGQUIT";
+        case SIGILL: return "SIGILL";
+        case SIGTRAP: return "SIGTRAP";
+        case SIGABRT: return "SIGABRT";
+        case SIGBUS: return "SIGBUS";
+        case SIGFPE: return "SIGFPE";
+        case SIGUSR1: return "SIGUSR1";
+        case SIGSEGV: return "SIGSEGV";
+        case SIGUSR2: return "SIGUSR2";
+        case SIGPIPE: return "SIGPIPE";
+        case SIGALRM: return "SIGALRM";
+        case SIGTERM: return "SIGTERM";
+        case SIGXCPU: return "SIGXCPU";
+        case SIGXFSZ: return "SIGXFSZ";
+        case SIGSYS: return "SIGSYS";
+        default: return "?";
+    }
+}
+
+bool is_fault(int sig) {
+    return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL;
+}
+
+void handler(int sig, siginfo_t* info, void* context);
+
+// Builds the kernel-side action that routes sig through our handler while
+// honouring what the application asked for.
+struct sigaction routed_action(const struct sigaction& app) {
+    struct sigaction k{};
+    k.sa_sigaction = &handler;
+    if (app.sa_handler == SIG_DFL) {
+        sigemptyset(&k.sa_mask);
+        k.sa_flags = SA_SIGINFO | SA_ONSTACK;  // the alternate stack, if the thread has one
+    } else {
+        k.sa_mask = app.sa_mask;
+        k.sa_flags = app.sa_flags | SA_SIGINFO;
+    }
+    return k;
+}
+
+void record(int sig, const siginfo_t* info, const char* disposition) {
+    Disposition& d = g_dispositions[sig];
+    if (d.recorded.fetch_add(1, std::memory_order_relaxed) >= kMaxRecordsPerSignal) return;
+    if (process().state.load(std::memory_order_acquire) != static_cast<int>(TracerState::Ready))
+        return;
+    if (raw::getpid() != process().pid) return;
+    RecorderScope scope;
+    char buf[512];
+    JsonLine line(buf, sizeof buf);
+    begin_event(line, "signal");
+    line.field("signal", static_cast<std::int64_t>(sig));
+    line.field("name", signal_name(sig));
+    line.field("disposition", disposition);
+    line.field_bool("fatal", disposition[0] == 'd');
+    if (info != nullptr) {
+        line.field("code", static_cast<std::int64_t>(info->si_code));
+        if (is_fault(sig))
+            line.field_hex("addr", reinterpret_cast<std::uintptr_t>(info->si_addr));
+        else if (info->si_code == SI_USER || info->si_code == SI_TKILL)
+            line.field("sender_pid", static_cast<std::int64_t>(info->si_pid));
+    }
+    emit(line, "signal");
+}
+
+void handler(int sig, siginfo_t* info, void* context) {
+    const int saved_errno = errno;
+    if (sig <= 0 || sig >= kMaxSignal) return;
+    Disposition& d = g_dispositions[sig];
+    struct sigaction app = d.app;  // a copy: the application may change it meanwhile
+    if (app.sa_handler == SIG_IGN) return;  // ignored in the meantime
+    if (app.sa_handler == SIG_DFL) {
+        record(sig, info, "default");
+        // Restore the default action and re-raise: the signal stays blocked
+        // until we return, then the kernel delivers it and the process ends
+        // the way it would have (core dump included).
+        struct sigaction dfl{};
+        dfl.sa_handler = SIG_DFL;
+        sigemptyset(&dfl.sa_mask);
+        if (auto real_sigaction = real::sigaction()) real_sigaction(sig, &dfl, nullptr);
+        d.ours.store(false, std::memory_order_relaxed);
+        raw::tgkill(raw::getpid(), raw::gettid(), sig);
+        errno = saved_errno;
+        return;
+    }
+    record(sig, info, "handler");
+    if (app.sa_flags & SA_RESETHAND) {
+        // The kernel has already reset the disposition; mirror it.
+        d.app.sa_handler = SIG_DFL;
+        d.app.sa_flags = 0;
+        d.ours.store(false, std::memory_order_relaxed);
+    }
+    errno = saved_errno;
+    if (app.sa_flags & SA_SIGINFO)
+        app.sa_sigaction(sig, info, context);
+    else
+        app.sa_handler(sig);
+}
+
+// Takes over sig from the kernel's current disposition (at start-up, where an
+// earlier constructor may already have installed a handler).
+void take_over(int sig) {
+    auto real_sigaction = real::sigaction();
+    if (real_sigaction == nullptr) return;
+    struct sigaction current{};
+    if (real_sigaction(sig, nullptr, &current) != 0) return;
+    g_dispositions[sig].app = current;
+    if (current.sa_handler == SIG_IGN) return;
+    struct sigaction k = routed_action(current);
+    if (real_sigaction(sig, &k, nullptr) == 0)
+        g_dispositions[sig].ours.store(true, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+void install_signal_recorder() {
+    g_disposition_lock.lock();
+    for (int sig : kMonitored) take_over(sig);
+    g_disposition_lock.unlock();
+}
+
+bool routes_signal(int sig) {
+    return sig > 0 && sig < kMaxSignal && is_monitored(sig) &&
+           process().state.load(std::memory_order_acquire) ==
+               static_cast<int>(TracerState::Ready) &&
+           !inside_recorder();
+}
+
+// Our sigaction: the application's view of monitored signals.
+int intercepted_sigaction(int sig, const struct sigaction* act, struct sigaction* old) {
+    auto real_sigaction = real::sigaction();
+    if (real_sigaction == nullptr) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (!routes_signal(sig)) return real_sigaction(sig, act, old);
+    g_disposition_lock.lock();
+    Disposition& d = g_dispositions[sig];
+    if (!d.ours.load(std::memory_order_relaxed)) {
+        // Not routed (ignored, or reset by SA_RESETHAND): the kernel's view is the truth.
+        struct sigaction current{};
+        real_sigaction(sig, nullptr, &current);
+        d.app = current;
+    }
+    struct sigaction previous = d.app;
+    int rc = 0;
+    if (act != nullptr) {
+        if (act->sa_handler == SIG_IGN) {
+            rc = real_sigaction(sig, act, nullptr);
+            if (rc == 0) d.ours.store(false, std::memory_order_relaxed);
+        } else {
+            struct sigaction k = routed_action(*act);
+            rc = real_sigaction(sig, &k, nullptr);
+            if (rc == 0) d.ours.store(true, std::memory_order_relaxed);
+        }
+        if (rc == 0) d.app = *act;
+    }
+    g_disposition_lock.unlock();
+    if (rc == 0 && old != nullptr) *old = previous;
+    return rc;
+}
+
+}  // namespace stacksage::preload
+
+using namespace stacksage::preload;
+
+#define STACKSAGE_EXPORT extern "C" __attribute__((visibility("default")))
+
+STACKSAGE_EXPORT int sigaction(int sig, const struct sigaction* act, struct sigaction* old) {
+    return intercepted_sigaction(sig, act, old);
+}
+
+// glibc's signal() has BSD semantics: the handler stays installed, the
+// signal is blocked while it runs, interrupted calls restart.
+STACKSAGE_EXPORT sighandler_t signal(int sig, sighandler_t handler) {
+    if (!routes_signal(sig)) {
+        auto real_signal = real::signal();
+        if (real_signal == nullptr) return SIG_ERR;
+        return real_signal(sig, handler);
+    }
+    struct sigaction act{};
+    struct sigaction old{};
+    act.sa_handler = handler;
+    sigemptyset(&act.sa_mask);
+    sigaddset(&act.sa_mask, sig);
+    act.sa_flags = SA_RESTART;
+    if (intercepted_sigaction(sig, &act, &old) != 0) return SIG_ERR;
+    return old.sa_handler;
+}

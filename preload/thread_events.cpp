@@ -1,0 +1,238 @@
+// Thread lifecycle: pthread_create (also std::thread, which reaches it
+// through libstdc++), thread start and end, pthread_exit, thread names.
+//
+// The creating thread works out who created the thread (module of the
+// caller and of the start routine) and the affinity requested in the
+// attributes; the new thread writes everything as one thread_start line
+// together with the mask it really has, so a creation costs one write.
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
+
+#include <atomic>
+
+#include "preload/caller_module.hpp"
+#include "preload/module_table.hpp"
+#include "preload/real_functions.hpp"
+#include "preload/sampling_hook.hpp"
+#include "preload/thread_registry.hpp"
+#include "preload/thread_trampoline.h"
+#include "preload/tracer.hpp"
+
+namespace stacksage::preload {
+
+namespace {
+
+// What the creator hands to the new thread. Slots come from a fixed pool:
+// no allocation on the creation path, and a full pool only means that
+// creation runs untraced (counted in process_end).
+struct Launch {
+    std::atomic<int> busy{0};
+    void* (*start)(void*) = nullptr;
+    void* arg = nullptr;
+    int creator_tid = 0;
+    const Module* creator = nullptr;
+    const Module* start_module = nullptr;
+    std::uint64_t create_ns = 0;
+    CpuMask attr_mask;  // valid only when the attributes carried a mask
+};
+
+constexpr std::size_t kLaunchSlots = 512;
+constinit Launch g_launches[kLaunchSlots];
+constinit std::atomic<std::size_t> g_next_launch{0};
+
+Launch* acquire_launch() {
+    std::size_t first = g_next_launch.fetch_add(1, std::memory_order_relaxed);
+    for (std::size_t i = 0; i < kLaunchSlots; ++i) {
+        Launch& l = g_launches[(first + i) % kLaunchSlots];
+        int expected = 0;
+        if (l.busy.compare_exchange_strong(expected, 1, std::memory_order_acquire)) return &l;
+    }
+    return nullptr;
+}
+
+void release_launch(Launch* l) { l->busy.store(0, std::memory_order_release); }
+
+// glibc reports "no affinity in these attributes" as a mask with every bit set.
+bool read_attr_mask(const pthread_attr_t* attr, CpuMask& mask) {
+    mask.clear();
+    if (attr == nullptr) return false;
+    if (pthread_attr_getaffinity_np(attr, CpuMask::kBytes,
+                                    reinterpret_cast<cpu_set_t*>(mask.words)) != 0)
+        return false;
+    bool all = true;
+    for (auto w : mask.words) all = all && w == ~0ull;
+    if (all) return false;
+    mask.used_words = CpuMask::kWords;
+    mask.valid = true;
+    return true;
+}
+
+void add_module(JsonLine& line, const char* key, const Module* m) {
+    line.key(key);
+    if (m != nullptr)
+        line.str(m->path);
+    else
+        line.null();
+}
+
+void write_thread_end(const char* how) {
+    ThreadState& t = this_thread();
+    if (t.ended) return;
+    t.ended = true;
+    sampling_thread_end();  // drains and closes this thread's events while it still exists
+    RecorderScope scope;
+    unregister_thread(static_cast<std::uintptr_t>(pthread_self()));
+    CpuMask mask;
+    mask.read_thread(0);
+    struct rusage ru{};
+    const bool have_usage = raw::getrusage(RUSAGE_THREAD, &ru) == 0;
+    const std::uint64_t end_ns = monotonic_ns();
+    write_event("thread_end", [&](JsonLine& line) {
+        line.field("how", how);
+        if (t.traced) line.field_u("seq", t.seq);
+        line.field_mask("cpuset", mask);
+        line.field("cpu", static_cast<std::int64_t>(sched_getcpu()));
+        if (have_usage) {
+            line.field("utime_us", static_cast<std::int64_t>(ru.ru_utime.tv_sec) * 1000000 +
+                                       ru.ru_utime.tv_usec);
+            line.field("stime_us", static_cast<std::int64_t>(ru.ru_stime.tv_sec) * 1000000 +
+                                       ru.ru_stime.tv_usec);
+            line.field("nvcsw", static_cast<std::int64_t>(ru.ru_nvcsw));
+            line.field("nivcsw", static_cast<std::int64_t>(ru.ru_nivcsw));
+        }
+        if (t.start_ns != 0) line.field_u("duration_ns", end_ns - t.start_ns);
+    });
+}
+
+}  // namespace
+
+}  // namespace stacksage::preload
+
+using namespace stacksage::preload;
+
+extern "C" void stacksage_thread_begin(void* launch, void* (**start)(void*), void** arg) {
+    auto* l = static_cast<Launch*>(launch);
+    ThreadState& t = this_thread();
+    t.tid = raw::gettid();
+    t.traced = true;
+    t.ended = false;
+    t.exiting = false;
+    t.start_ns = monotonic_ns();
+    *start = l->start;
+    *arg = l->arg;
+    t.seq = process().thread_seq.fetch_add(1, std::memory_order_relaxed) + 1;
+    register_thread(static_cast<std::uintptr_t>(pthread_self()), t.tid);
+    if (process().state.load(std::memory_order_acquire) == static_cast<int>(TracerState::Ready)) {
+        RecorderScope scope;
+        CpuMask mask;
+        mask.read_thread(0);
+        // The slot is read in place (no copy of its mask onto this young
+        // stack) and released once the line is written.
+        write_event("thread_start", [&](JsonLine& line) {
+            line.field_u("seq", t.seq);
+            // The handle joins this thread to thread_name and affinity events
+            // that named it before it had started (and registered its tid).
+            line.field_hex("pthread", static_cast<std::uintptr_t>(pthread_self()));
+            line.field("creator_tid", static_cast<std::int64_t>(l->creator_tid));
+            add_module(line, "creator_module", l->creator);
+            add_module(line, "start_module", l->start_module);
+            if (l->start_module != nullptr)
+                line.field_hex("start_offset", reinterpret_cast<std::uintptr_t>(l->start) -
+                                                   l->start_module->start);
+            line.field_u("create_t", l->create_ns);
+            if (l->attr_mask.valid) line.field_mask("attr_cpuset", l->attr_mask);
+            line.field_mask("cpuset", mask);
+            line.field("cpu", static_cast<std::int64_t>(sched_getcpu()));
+        });
+    }
+    release_launch(l);
+    // Opened from inside the thread, so the events count this thread only.
+    sampling_thread_begin();
+}
+
+extern "C" void stacksage_thread_end(int how) {
+    ThreadState& t = this_thread();
+    if (t.ended) return;
+    // No getpid() check here (it would cost a system call per thread): only
+    // the thread that called our fork() survives into a child, and that path
+    // already switched the child to its own log.
+    if (process().state.load(std::memory_order_acquire) != static_cast<int>(TracerState::Ready)) {
+        t.ended = true;
+        return;
+    }
+    if (how == STACKSAGE_END_RETURN)
+        write_thread_end("return");
+    else
+        write_thread_end(t.exiting ? "pthread_exit" : "cancel");
+}
+
+#define STACKSAGE_EXPORT extern "C" __attribute__((visibility("default")))
+
+STACKSAGE_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
+                                    void* (*start)(void*), void* arg) {
+    auto real_create = real::pthread_create();
+    if (real_create == nullptr) return EAGAIN;
+    if (!tracing_ready()) return real_create(thread, attr, start, arg);
+
+    const auto return_address = reinterpret_cast<std::uintptr_t>(__builtin_return_address(0));
+    Launch* l = nullptr;
+    {
+        RecorderScope scope;
+        l = acquire_launch();
+        if (l == nullptr) {
+            process().threads_untraced.fetch_add(1, std::memory_order_relaxed);
+            return real_create(thread, attr, start, arg);
+        }
+        l->start = start;
+        l->arg = arg;
+        l->creator_tid = current_tid();
+        l->create_ns = monotonic_ns();
+        // A return address points just past the call; look up the call itself.
+        l->creator = creator_module(return_address - 1);
+        l->start_module = modules().find(reinterpret_cast<std::uintptr_t>(start));
+        read_attr_mask(attr, l->attr_mask);
+    }
+    int rc = real_create(thread, attr, &stacksage_thread_trampoline, l);
+    if (rc != 0) {
+        release_launch(l);
+        RecorderScope scope;
+        char buf[512];
+        JsonLine line(buf, sizeof buf);
+        begin_event(line, "thread_create_failed");
+        line.field("error", static_cast<std::int64_t>(rc));
+        emit(line, "thread_create_failed");
+    }
+    return rc;
+}
+
+STACKSAGE_EXPORT void pthread_exit(void* value) {
+    ThreadState& t = this_thread();
+    t.exiting = true;
+    if (!t.ended && tracing_ready() && raw::getpid() == process().pid)
+        write_thread_end("pthread_exit");
+    auto real_exit = real::pthread_exit();
+    if (real_exit != nullptr) real_exit(value);
+    raw::syscall6(SYS_exit, 0);  // unreachable unless the next definition is missing
+    __builtin_unreachable();
+}
+
+STACKSAGE_EXPORT int pthread_setname_np(pthread_t thread, const char* name) {
+    auto real_setname = real::pthread_setname_np();
+    if (real_setname == nullptr) return ENOSYS;
+    int rc = real_setname(thread, name);
+    if (rc != 0 || !tracing_ready()) return rc;
+    RecorderScope scope;
+    int target = pthread_equal(thread, pthread_self())
+                     ? current_tid()
+                     : find_thread_tid(static_cast<std::uintptr_t>(thread));
+    char buf[512];
+    JsonLine line(buf, sizeof buf);
+    begin_event(line, "thread_name");
+    line.field("target_tid", static_cast<std::int64_t>(target));
+    line.field_hex("target_pthread", static_cast<std::uintptr_t>(thread));
+    line.field("name", name);
+    emit(line, "thread_name");
+    return rc;
+}

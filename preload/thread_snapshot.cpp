@@ -1,0 +1,57 @@
+#include "preload/thread_snapshot.hpp"
+
+#include <fcntl.h>
+
+#include "preload/raw_syscall.hpp"
+#include "preload/text.hpp"
+
+namespace stacksage::preload {
+
+namespace {
+struct LinuxDirent64 {
+    unsigned long long d_ino;
+    long long d_off;
+    unsigned short d_reclen;
+    unsigned char d_type;
+    char d_name[1];
+};
+}  // namespace
+
+void add_thread_snapshot(JsonLine& line) {
+    line.key("threads");
+    line.open_array();
+    long dir = raw::openat(AT_FDCWD, "/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0) {
+        line.close_array();
+        return;
+    }
+    alignas(8) char entries[4096];
+    for (;;) {
+        long n = raw::getdents64(static_cast<int>(dir), entries, sizeof entries);
+        if (n <= 0) break;
+        for (long off = 0; off < n;) {
+            auto* d = reinterpret_cast<LinuxDirent64*>(entries + off);
+            off += d->d_reclen;
+            int tid = 0;
+            const char* p = d->d_name;
+            if (*p < '0' || *p > '9') continue;
+            for (; *p >= '0' && *p <= '9'; ++p) tid = tid * 10 + (*p - '0');
+            line.open_object();
+            line.field("tid", static_cast<std::int64_t>(tid));
+            char path[64];
+            TextBuffer(path, sizeof path).add("/proc/self/task/").add_int(tid).add("/comm");
+            char name[64];
+            long len = raw::read_small_file(AT_FDCWD, path, name, sizeof name);
+            if (len > 0 && name[len - 1] == '\n') name[--len] = '\0';
+            if (len > 0) line.field("name", name);
+            CpuMask mask;
+            mask.read_thread(tid);
+            line.field_mask("cpuset", mask);
+            line.close_object();
+        }
+    }
+    raw::close(static_cast<int>(dir));
+    line.close_array();
+}
+
+}  // namespace stacksage::preload

@@ -1,0 +1,212 @@
+#include "preload/tracer.hpp"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/utsname.h>
+#include <time.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "preload/environment.hpp"
+#include "preload/module_table.hpp"
+#include "preload/sampling_hook.hpp"
+#include "preload/text.hpp"
+
+namespace stacksage::preload {
+
+namespace {
+
+constinit ProcessState g_process;
+__attribute__((tls_model("initial-exec"))) thread_local ThreadState g_thread;
+constinit SpinLock g_big_line_lock;
+char g_big_line[kBigLineBytes];
+
+// How long a thread waits for another thread's initialisation before it
+// gives up and lets its own call through untraced.
+constexpr int kInitWaitYields = 200000;
+
+bool env_flag(const char* name, bool fallback) {
+    const char* v = std::getenv(name);
+    if (v == nullptr || *v == '\0') return fallback;
+    return !(std::strcmp(v, "0") == 0 || std::strcmp(v, "no") == 0 ||
+             std::strcmp(v, "off") == 0 || std::strcmp(v, "false") == 0);
+}
+
+// Host names become directory names: keep them to a safe alphabet.
+void read_host_name(char* out, std::size_t cap) {
+    struct utsname u{};
+    const char* name = raw::uname(&u) == 0 ? u.nodename : "";
+    std::size_t n = 0;
+    for (; name[n] != '\0' && n + 1 < cap; ++n) {
+        char c = name[n];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '.' || c == '-' || c == '_';
+        out[n] = ok ? c : '_';
+    }
+    out[n] = '\0';
+    if (n == 0 || std::strcmp(out, ".") == 0 || std::strcmp(out, "..") == 0) {
+        TextBuffer(out, cap).add("unknown-host");
+    }
+}
+
+void initialise() {
+    RecorderScope scope;
+    ProcessState& p = g_process;
+    p.start_mono_ns = monotonic_ns();
+    p.start_real_ns = realtime_ns();
+    p.pid = raw::getpid();
+    p.ppid = raw::getppid();
+    p.quiet = env_flag("STACKSAGE_QUIET", false);
+
+    const char* out = std::getenv("STACKSAGE_OUTPUT");
+    if (out == nullptr || *out == '\0') {
+        say("STACKSAGE_OUTPUT is not set (use `stacksage run`); this program runs untraced");
+        p.state.store(static_cast<int>(TracerState::Disabled), std::memory_order_release);
+        return;
+    }
+    TextBuffer(p.out_dir, sizeof p.out_dir).add(out);
+    p.write_topology = env_flag("STACKSAGE_TOPOLOGY", true);
+    p.write_model = env_flag("STACKSAGE_MODEL", true);
+
+    read_host_name(p.host, sizeof p.host);
+    long n = raw::readlinkat(AT_FDCWD, "/proc/self/exe", p.exe, sizeof p.exe - 1);
+    p.exe[n > 0 ? n : 0] = '\0';
+    long c = raw::read_small_file(AT_FDCWD, "/proc/self/cmdline", p.cmdline, sizeof p.cmdline);
+    p.cmdline_len = c > 0 ? static_cast<std::size_t>(c) : 0;
+    p.cmdline_truncated = p.cmdline_len + 1 >= sizeof p.cmdline;
+    p.launcher = launcher_name(p.exe, p.cmdline_len > 0 ? p.cmdline : nullptr);
+    p.rank = p.launcher ? -1 : rank_from_environment();
+
+    char error[1024];
+    if (!p.log.open(p.out_dir, p.host, p.rank, p.pid, error, sizeof error)) {
+        char msg[1200];
+        TextBuffer(msg, sizeof msg).add(error).add("; pid ").add_int(p.pid).add(
+            " runs untraced");
+        say(msg);
+        p.state.store(static_cast<int>(TracerState::Disabled), std::memory_order_release);
+        return;
+    }
+    write_process_start("exec", p.log.image());
+    p.state.store(static_cast<int>(TracerState::Ready), std::memory_order_release);
+
+    register_exit_recorder();
+    install_signal_recorder();
+    if (p.write_topology) write_topology_once();
+    start_sampling();  // STACKSAGE_SAMPLE; samples this thread from now on
+}
+
+}  // namespace
+
+ProcessState& process() { return g_process; }
+ThreadState& this_thread() { return g_thread; }
+SpinLock& big_line_lock() { return g_big_line_lock; }
+char* big_line_buffer() { return g_big_line; }
+
+void SpinLock::lock() {
+    int expected = 0;
+    while (!flag_.compare_exchange_weak(expected, 1, std::memory_order_acquire)) {
+        expected = 0;
+        raw::syscall6(SYS_sched_yield);
+    }
+}
+
+std::uint64_t monotonic_ns() {
+    struct timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
+           static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+std::uint64_t realtime_ns() {
+    struct timespec ts{};
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
+           static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+bool tracing_ready() {
+    if (g_thread.depth > 0) return false;
+    int s = g_process.state.load(std::memory_order_acquire);
+    if (s == static_cast<int>(TracerState::Ready)) return true;
+    if (s == static_cast<int>(TracerState::Disabled)) return false;
+    if (s == static_cast<int>(TracerState::Uninitialised)) {
+        int expected = s;
+        if (g_process.state.compare_exchange_strong(expected,
+                                                    static_cast<int>(TracerState::Initialising))) {
+            initialise();
+            return g_process.state.load(std::memory_order_acquire) ==
+                   static_cast<int>(TracerState::Ready);
+        }
+    }
+    // Another thread is initialising: wait a while, never forever.
+    for (int i = 0; i < kInitWaitYields; ++i) {
+        s = g_process.state.load(std::memory_order_acquire);
+        if (s == static_cast<int>(TracerState::Ready)) return true;
+        if (s == static_cast<int>(TracerState::Disabled)) return false;
+        raw::syscall6(SYS_sched_yield);
+    }
+    return false;
+}
+
+void begin_event(JsonLine& line, const char* event) {
+    line.open_object();
+    line.field("v", static_cast<std::int64_t>(kSchemaVersion));
+    line.field("ev", event);
+    line.field_u("t", monotonic_ns());
+    line.field("pid", static_cast<std::int64_t>(g_process.pid));
+    line.field("tid", static_cast<std::int64_t>(current_tid()));
+}
+
+void emit(JsonLine& line, const char* event) {
+    std::size_t n = line.finish();
+    if (n != 0) {
+        g_process.log.write(line.data(), n);
+        return;
+    }
+    char small[256];
+    JsonLine fallback(small, sizeof small);
+    begin_event(fallback, event);
+    fallback.field_bool("truncated", true);
+    n = fallback.finish();
+    if (n != 0) g_process.log.write(small, n);
+}
+
+void say(const char* message) {
+    if (g_process.quiet) return;
+    char buf[1400];
+    TextBuffer line(buf, sizeof buf);
+    line.add("stacksage: ").add(message).add("\n");
+    raw::write_all(2, line.c_str(), line.size());
+}
+
+void reinitialise_in_child() {
+    ProcessState& p = g_process;
+    g_thread.tid = raw::gettid();
+    g_thread.depth = 0;
+    g_thread.traced = false;
+    p.pid = raw::getpid();
+    p.ppid = raw::getppid();
+    p.start_mono_ns = monotonic_ns();
+    p.start_real_ns = realtime_ns();
+    p.ended.store(false, std::memory_order_relaxed);
+    g_big_line_lock.reset();
+    modules().reset_after_fork();
+    if (!p.log.reopen_in_child(p.rank, p.pid)) {
+        p.state.store(static_cast<int>(TracerState::Disabled), std::memory_order_release);
+        return;
+    }
+    write_process_start("fork", 0);
+    restart_sampling_in_child();
+}
+
+}  // namespace stacksage::preload
+
+// Runs before main (or finds the recorder already initialised by an earlier
+// interposed call).
+__attribute__((constructor(101))) static void stacksage_preload_constructor() {
+    auto& p = stacksage::preload::process();
+    if (p.state.load() == static_cast<int>(stacksage::preload::TracerState::Uninitialised))
+        p.initialised_by = "constructor";
+    stacksage::preload::tracing_ready();
+}

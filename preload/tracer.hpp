@@ -1,0 +1,151 @@
+// The recorder's process-wide and per-thread state, its one-time
+// initialisation, and the helpers every interposer uses to write an event.
+//
+// Initialisation happens in our constructor, or earlier, lazily, from the
+// first interposed call (another library's constructor may create threads
+// before ours runs). A reentrancy depth per thread makes every interposer
+// pass straight through while the recorder itself is running (hwloc calling
+// sched_setaffinity during topology discovery, for instance).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "preload/event_log.hpp"
+#include "preload/json_line.hpp"
+#include "preload/raw_syscall.hpp"
+
+namespace stacksage::preload {
+
+// Version of the event-log schema (docs/event-log.md); in every line as "v".
+inline constexpr int kSchemaVersion = 1;
+
+enum class TracerState : int { Uninitialised, Initialising, Ready, Disabled };
+
+struct ProcessState {
+    std::atomic<int> state{static_cast<int>(TracerState::Uninitialised)};
+    int pid = 0;
+    int ppid = 0;
+    long rank = -1;
+    const char* launcher = nullptr;  // launcher name, nullptr for application processes
+    std::uint64_t start_mono_ns = 0;
+    std::uint64_t start_real_ns = 0;
+    bool write_topology = true;
+    bool write_model = true;
+    bool quiet = false;
+    char out_dir[4096] = {};
+    char host[256] = {};
+    char exe[4096] = {};
+    char cmdline[32768] = {};  // NUL-separated, as in /proc/self/cmdline
+    std::size_t cmdline_len = 0;
+    bool cmdline_truncated = false;
+    EventLog log;
+    std::atomic<std::uint32_t> thread_seq{0};
+    std::atomic<std::uint64_t> threads_untraced{0};  // creations we could not follow
+    std::atomic<std::uint64_t> affinity_calls{0};    // affinity changes recorded
+    std::atomic<bool> ended{false};                  // process_end written
+    // "constructor", or "first_call" when an interposed call from another
+    // library's constructor came first.
+    const char* initialised_by = "first_call";
+};
+ProcessState& process();
+
+struct ThreadState {
+    int tid = 0;        // cached gettid(); reset in a forked child
+    int depth = 0;      // > 0 while the recorder runs on this thread
+    bool traced = false;   // started through our trampoline
+    bool ended = false;    // thread_end written
+    bool exiting = false;  // inside pthread_exit
+    std::uint32_t seq = 0;
+    std::uint64_t start_ns = 0;
+};
+ThreadState& this_thread();
+
+inline int current_tid() {
+    ThreadState& t = this_thread();
+    if (t.tid == 0) t.tid = raw::gettid();
+    return t.tid;
+}
+
+// True when events may be written: initialises on first use. False (and the
+// application runs untraced) when there is no usable output directory, while
+// the recorder itself is running on this thread, or after fork/exec
+// confusion (a vfork child sharing our memory).
+bool tracing_ready();
+
+inline bool inside_recorder() { return this_thread().depth > 0; }
+
+// Marks this thread as running recorder code for the lifetime of the object.
+class RecorderScope {
+public:
+    RecorderScope() { ++this_thread().depth; }
+    ~RecorderScope() { --this_thread().depth; }
+    RecorderScope(const RecorderScope&) = delete;
+    RecorderScope& operator=(const RecorderScope&) = delete;
+};
+
+std::uint64_t monotonic_ns();
+std::uint64_t realtime_ns();
+
+// Opens the line's object and writes the fields every event has:
+// "v", "ev", "t", "pid", "tid".
+void begin_event(JsonLine& line, const char* event);
+// Finishes and writes the line; an overflowed line is replaced by a short
+// one with "truncated": true so the event is still counted.
+void emit(JsonLine& line, const char* event);
+
+// "stacksage: <message>" on stderr (unless STACKSAGE_QUIET is set).
+void say(const char* message);
+
+// The process_start line (also used by a forked child), written to the log.
+void write_process_start(const char* origin, int image);
+// In the child of fork(): new identity, new log, locks reset.
+void reinitialise_in_child();
+
+// Called once the recorder is ready: pieces that live in their own files.
+void install_signal_recorder();
+void register_exit_recorder();
+void write_topology_once();
+
+// Size of the static buffer big events (process_start, thread snapshots) use.
+inline constexpr std::size_t kBigLineBytes = 64 * 1024;
+
+// A spin lock that a forked child can reset and a signal handler never takes.
+class SpinLock {
+public:
+    void lock();
+    void unlock() { flag_.store(0, std::memory_order_release); }
+    void reset() { flag_.store(0, std::memory_order_relaxed); }
+
+private:
+    std::atomic<int> flag_{0};
+};
+// Guards the big-line buffer.
+SpinLock& big_line_lock();
+char* big_line_buffer();
+
+// Writes one event whose fields `fill(line)` adds. The line is built in a
+// small stack buffer (threads being created have their stacks paged in on
+// demand: every page we touch is a page fault) and rebuilt in the shared big
+// buffer only when it does not fit. Not for signal handlers: the big buffer
+// is behind a lock.
+template <class Fill>
+void write_event(const char* event, Fill&& fill) {
+    char small[768];
+    JsonLine line(small, sizeof small);
+    begin_event(line, event);
+    fill(line);
+    if (std::size_t n = line.finish(); n != 0) {
+        process().log.write(small, n);
+        return;
+    }
+    big_line_lock().lock();
+    JsonLine big(big_line_buffer(), kBigLineBytes);
+    begin_event(big, event);
+    fill(big);
+    emit(big, event);
+    big_line_lock().unlock();
+}
+
+}  // namespace stacksage::preload

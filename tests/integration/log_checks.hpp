@@ -1,0 +1,41 @@
+// Assertions shared by the integration tests about the shape of event logs.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include "tests/integration/traced_run.hpp"
+
+namespace stacksage::testing {
+
+// Every line parsed, every event carries the common fields, the first one is
+// process_start.
+inline void expect_well_formed(const ProcessLog& log) {
+    SCOPED_TRACE(log.file.string());
+    for (const auto& e : log.errors) ADD_FAILURE() << e;
+    ASSERT_FALSE(log.events.empty());
+    EXPECT_EQ(log.start().value("ev", ""), "process_start");
+    for (const auto& e : log.events) {
+        EXPECT_EQ(e.value("v", 0), 1) << e.dump();
+        EXPECT_TRUE(e.contains("ev") && e.contains("t") && e.contains("pid") && e.contains("tid"))
+            << e.dump();
+        EXPECT_FALSE(e.value("truncated", false)) << e.dump();
+    }
+}
+
+// The log of the process whose executable has this base name and image.
+inline const ProcessLog* find_log(const std::vector<ProcessLog>& logs, const std::string& exe,
+                                  int image = 0, const char* origin = "exec") {
+    for (const auto& l : logs)
+        if (base_name(l.start().value("exe", nlohmann::json())) == exe &&
+            l.start().value("image", -1) == image && l.start().value("origin", "") == origin)
+            return &l;
+    return nullptr;
+}
+
+inline std::string describe(const std::vector<ProcessLog>& logs) {
+    std::string s;
+    for (const auto& l : logs) s += "  " + l.file.filename().string() + ": " + l.start().dump() + "\n";
+    return s;
+}
+
+}  // namespace stacksage::testing

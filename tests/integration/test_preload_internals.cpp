@@ -1,0 +1,164 @@
+// The recorder's allocation-free building blocks, tested directly: the JSON
+// line builder, the CPU mask's list form, the environment allowlist and the
+// launcher names.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "preload/cpu_mask.hpp"
+#include "preload/environment.hpp"
+#include "preload/json_line.hpp"
+
+namespace stacksage::preload {
+namespace {
+
+std::string finish(JsonLine& line) {
+    std::size_t n = line.finish();
+    return n == 0 ? std::string() : std::string(line.data(), n);
+}
+
+TEST(JsonLine, BuildsOneParsableLine) {
+    char buf[512];
+    JsonLine line(buf, sizeof buf);
+    line.open_object();
+    line.field("s", "quote\" backslash\\ newline\n tab\t ctrl\x01 del\x7f");
+    line.field("neg", std::int64_t{-42});
+    line.field("min", std::int64_t{INT64_MIN});
+    line.field_u("big", UINT64_MAX);
+    line.field_bool("yes", true);
+    line.field_hex("addr", 0x7f00ab);
+    line.key("list");
+    line.open_array();
+    line.i64(1);
+    line.str("two");
+    line.open_object();
+    line.field("three", std::int64_t{3});
+    line.close_object();
+    line.close_array();
+    line.key("nothing");
+    line.null();
+    std::string text = finish(line);
+    ASSERT_FALSE(text.empty());
+    EXPECT_EQ(text.back(), '\n');
+    EXPECT_EQ(text.find('\n'), text.size() - 1);  // exactly one line
+    auto j = nlohmann::json::parse(text);
+    EXPECT_EQ(j["s"], "quote\" backslash\\ newline\n tab\t ctrl\x01 del\x7f");
+    EXPECT_EQ(j["neg"], -42);
+    EXPECT_EQ(j["min"], INT64_MIN);
+    EXPECT_EQ(j["big"], UINT64_MAX);
+    EXPECT_EQ(j["yes"], true);
+    EXPECT_EQ(j["addr"], "0x7f00ab");
+    EXPECT_EQ(j["list"], nlohmann::json::parse(R"([1,"two",{"three":3}])"));
+    EXPECT_TRUE(j["nothing"].is_null());
+}
+
+TEST(JsonLine, OverflowIsReportedNeverTruncatedSilently) {
+    char buf[32];
+    JsonLine line(buf, sizeof buf);
+    line.open_object();
+    line.field("long", "this value does not fit in thirty-two bytes");
+    EXPECT_EQ(line.finish(), 0u);
+    EXPECT_TRUE(line.overflowed());
+}
+
+TEST(JsonLine, ExactFitKeepsRoomForTheNewline) {
+    for (std::size_t cap = 1; cap < 40; ++cap) {
+        std::string storage(cap, '\0');
+        JsonLine line(storage.data(), cap);
+        line.open_object();
+        line.field("k", "0123456789");
+        std::size_t n = line.finish();
+        if (n != 0) {
+            std::string text(storage.data(), n);
+            EXPECT_EQ(text, "{\"k\":\"0123456789\"}\n") << cap;
+        }
+    }
+}
+
+TEST(CpuMask, ListForm) {
+    CpuMask m;
+    unsigned long long words[3] = {0, 0, 0};
+    for (unsigned c : {0u, 1u, 2u, 3u, 8u, 63u, 64u, 65u, 130u}) words[c / 64] |= 1ull << (c % 64);
+    m.assign(words, sizeof words);
+    char out[128];
+    ASSERT_GT(m.format_list(out, sizeof out), 0u);
+    EXPECT_STREQ(out, "0-3,8,63-65,130");
+    EXPECT_EQ(m.count(), 9u);
+
+    // Every CPU of a 4096-CPU mask.
+    unsigned long long all[64];
+    for (auto& w : all) w = ~0ull;
+    m.assign(all, sizeof all);
+    ASSERT_GT(m.format_list(out, sizeof out), 0u);
+    EXPECT_STREQ(out, "0-4095");
+
+    // Too long for the buffer: nothing rather than a wrong set.
+    for (auto& w : all) w = 0x5555555555555555ull;
+    m.assign(all, sizeof all);
+    EXPECT_EQ(m.format_list(out, sizeof out), 0u);
+    EXPECT_STREQ(out, "");
+
+    CpuMask empty;
+    empty.assign(words, 0);
+    ASSERT_EQ(empty.format_list(out, sizeof out), 0u);
+    EXPECT_STREQ(out, "");
+}
+
+TEST(CpuMask, ReadsTheCallersMask) {
+    CpuMask m;
+    ASSERT_TRUE(m.read_thread(0));
+    EXPECT_GE(m.count(), 1u);
+}
+
+bool binding(const char* name) { return is_binding_variable(name, std::strlen(name)); }
+bool identity(const char* name) { return is_identity_variable(name, std::strlen(name)); }
+
+TEST(Environment, AllowlistKeepsBindingVariablesOnly) {
+    for (const char* yes : {"OMP_NUM_THREADS", "OMP_PLACES", "KMP_AFFINITY", "GOMP_CPU_AFFINITY",
+                            "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "SLURM_CPU_BIND",
+                            "SLURM_CPU_BIND_TYPE", "SLURM_CPUS_PER_TASK", "OMPI_MCA_hwloc_base_binding_policy",
+                            "OMPI_MCA_rmaps_base_bindto", "I_MPI_PIN_DOMAIN", "MV2_ENABLE_AFFINITY",
+                            "MV2_CPU_BINDING_AFFINITY", "HSA_CU_MASK"})
+        EXPECT_TRUE(binding(yes)) << yes;
+    for (const char* no : {"PATH", "HOME", "SECRET_TOKEN", "OMPI_MCA_btl", "SLURM_JOB_NAME", "MV2_USE_CUDA",
+                           "OMP", "AWS_SECRET_ACCESS_KEY", "LD_PRELOAD", "SLURM_CPUS_ON_NODE"})
+        EXPECT_FALSE(binding(no)) << no;
+    for (const char* yes : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID", "SLURM_LOCALID",
+                            "SLURM_JOB_ID", "SLURM_STEP_ID", "FLUX_TASK_RANK", "MPI_LOCALRANKID",
+                            "STACKSAGE_OUTPUT"})
+        EXPECT_TRUE(identity(yes)) << yes;
+    EXPECT_FALSE(identity("SLURM_JOB_NAME"));
+    EXPECT_FALSE(identity("PMIX_SERVER_URI2"));
+}
+
+TEST(Environment, RankFromTheFirstLauncherVariable) {
+    unsetenv("OMPI_COMM_WORLD_RANK");
+    unsetenv("PMIX_RANK");
+    unsetenv("PMI_RANK");
+    unsetenv("FLUX_TASK_RANK");
+    unsetenv("SLURM_PROCID");
+    EXPECT_EQ(rank_from_environment(), -1);
+    setenv("SLURM_PROCID", "7", 1);
+    EXPECT_EQ(rank_from_environment(), 7);
+    setenv("OMPI_COMM_WORLD_RANK", "3", 1);  // mpirun inside a Slurm allocation
+    EXPECT_EQ(rank_from_environment(), 3);
+    setenv("OMPI_COMM_WORLD_RANK", "x3", 1);  // not a number: skipped
+    EXPECT_EQ(rank_from_environment(), 7);
+    unsetenv("OMPI_COMM_WORLD_RANK");
+    unsetenv("SLURM_PROCID");
+}
+
+TEST(Environment, LaunchersByName) {
+    EXPECT_STREQ(launcher_name("/usr/bin/orterun", "mpirun"), "orterun");
+    EXPECT_STREQ(launcher_name("/opt/x/bin/app", "/usr/bin/mpiexec"), "mpiexec");
+    EXPECT_STREQ(launcher_name("/usr/sbin/slurmstepd", nullptr), "slurmstepd");
+    EXPECT_STREQ(launcher_name("/usr/bin/prted", "prted"), "prted");
+    EXPECT_EQ(launcher_name("/home/u/mpirun_wrapper_test", "./app"), nullptr);
+    EXPECT_EQ(launcher_name("/home/u/app", "app"), nullptr);
+}
+
+}  // namespace
+}  // namespace stacksage::preload

@@ -1,0 +1,191 @@
+// Threads under the preload: creation (pthreads, std::thread, from a
+// library constructor), affinity changes, names, ends of every kind.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "tests/integration/log_checks.hpp"
+
+namespace stacksage::testing {
+namespace {
+
+RunResult run_example(const TempDir& out, std::vector<std::string> argv,
+                      std::map<std::string, std::string> env = {}) {
+    RunOptions o;
+    o.argv = std::move(argv);
+    o.output = out.path();
+    o.env = std::move(env);
+    return run(o);
+}
+
+TEST(PreloadThreads, PthreadsWithExplicitAffinity) {
+    TempDir out;
+    RunResult r = run_example(out, {example("pthreads_affinity")});
+    ASSERT_EQ(r.exit_code(), 0) << r.err;
+    auto logs = read_logs(out.path());
+    ASSERT_EQ(logs.size(), 1u) << describe(logs);
+    const ProcessLog& log = logs[0];
+    expect_well_formed(log);
+    EXPECT_EQ(log.file.filename().string(), "pid-" + std::to_string(log.pid()) + ".jsonl");
+
+    const Cpuset allowed = own_affinity();
+    const unsigned first = *allowed.first();
+    unsigned last = first;
+    for (unsigned c : allowed) last = c;
+    EXPECT_EQ(cpuset_of(log.start()["cpuset"]), allowed);
+    EXPECT_EQ(log.start()["rank"], nullptr);
+    EXPECT_EQ(log.start()["launcher"], nullptr);
+    EXPECT_EQ(log.start()["initialised_by"], "constructor");
+
+    auto starts = log.all("thread_start");
+    ASSERT_EQ(starts.size(), 2u);
+    const nlohmann::json* self_binding = nullptr;
+    const nlohmann::json* attr_bound = nullptr;
+    for (const auto& s : starts) {
+        EXPECT_EQ(base_name(s["creator_module"]), "pthreads_affinity");
+        EXPECT_EQ(base_name(s["start_module"]), "pthreads_affinity");
+        EXPECT_EQ(s["creator_tid"], log.pid());
+        if (s.contains("attr_cpuset"))
+            attr_bound = &s;
+        else
+            self_binding = &s;
+    }
+    ASSERT_NE(attr_bound, nullptr);
+    ASSERT_NE(self_binding, nullptr);
+    Cpuset last_only;
+    last_only.set(last);
+    EXPECT_EQ(cpuset_of((*attr_bound)["attr_cpuset"]), last_only);
+    EXPECT_EQ(cpuset_of((*attr_bound)["cpuset"]), last_only);  // the mask it really had
+    EXPECT_EQ(cpuset_of((*self_binding)["cpuset"]), allowed);
+    const int a_tid = (*self_binding)["tid"];
+
+    auto affinity = log.all("affinity");
+    ASSERT_EQ(affinity.size(), 2u);
+    Cpuset first_only, both;
+    first_only.set(first);
+    both.set(first);
+    both.set(last);
+    // The thread bound itself...
+    EXPECT_EQ(affinity[0]["api"], "sched_setaffinity");
+    EXPECT_EQ(affinity[0]["tid"], a_tid);
+    EXPECT_EQ(affinity[0]["target_tid"], a_tid);
+    EXPECT_TRUE(affinity[0]["target_is_caller"].get<bool>());
+    EXPECT_EQ(base_name(affinity[0]["caller_module"]), "pthreads_affinity");
+    EXPECT_EQ(cpuset_of(affinity[0]["old_cpuset"]), allowed);
+    EXPECT_EQ(cpuset_of(affinity[0]["requested_cpuset"]), first_only);
+    EXPECT_EQ(cpuset_of(affinity[0]["cpuset"]), first_only);
+    EXPECT_EQ(affinity[0]["rc"], 0);
+    // ...then main re-bound it from outside.
+    EXPECT_EQ(affinity[1]["api"], "pthread_setaffinity_np");
+    EXPECT_EQ(affinity[1]["tid"], log.pid());
+    EXPECT_EQ(affinity[1]["target_tid"], a_tid);
+    EXPECT_FALSE(affinity[1]["target_is_caller"].get<bool>());
+    EXPECT_TRUE(affinity[1]["target_in_process"].get<bool>());
+    EXPECT_EQ(cpuset_of(affinity[1]["old_cpuset"]), first_only);
+    EXPECT_EQ(cpuset_of(affinity[1]["cpuset"]), both);
+
+    auto name = log.first("thread_name");
+    ASSERT_TRUE(name);
+    EXPECT_EQ((*name)["name"], "binds-itself");
+    EXPECT_EQ((*name)["target_pthread"], (*self_binding)["pthread"]);
+
+    auto ends = log.all("thread_end");
+    ASSERT_EQ(ends.size(), 2u);
+    for (const auto& e : ends) {
+        EXPECT_EQ(e["how"], "return");
+        EXPECT_GE(e["cpu"].get<int>(), 0);
+        EXPECT_TRUE(e.contains("utime_us") && e.contains("nvcsw") && e.contains("nivcsw"));
+        if (e["tid"] == a_tid) {
+            EXPECT_EQ(cpuset_of(e["cpuset"]), both);
+        }
+    }
+    auto end = log.first("process_end");
+    ASSERT_TRUE(end);
+    EXPECT_EQ((*end)["how"], "exit");
+    EXPECT_EQ((*end)["status"], 0);
+    EXPECT_EQ((*end)["threads_created"], 2);
+    EXPECT_EQ((*end)["threads_untraced"], 0);
+}
+
+TEST(PreloadThreads, StdThreadIsCreatedByTheApplicationNotLibstdcxx) {
+    TempDir out;
+    RunResult r = run_example(out, {example("std_threads")});
+    ASSERT_EQ(r.exit_code(), 0) << r.err;
+    auto logs = read_logs(out.path());
+    ASSERT_EQ(logs.size(), 1u);
+    expect_well_formed(logs[0]);
+    auto starts = logs[0].all("thread_start");
+    ASSERT_EQ(starts.size(), 3u);
+    for (const auto& s : starts) {
+        EXPECT_EQ(base_name(s["creator_module"]), "std_threads") << s.dump();
+        EXPECT_NE(base_name(s["start_module"]).find("libstdc++"), std::string::npos) << s.dump();
+    }
+    EXPECT_EQ(logs[0].all("thread_end").size(), 3u);
+}
+
+TEST(PreloadThreads, AThousandShortLivedThreads) {
+    TempDir out;
+    RunResult r = run_example(out, {example("many_threads"), "1000"});
+    ASSERT_EQ(r.exit_code(), 0) << r.err;
+    auto logs = read_logs(out.path());
+    ASSERT_EQ(logs.size(), 1u);
+    expect_well_formed(logs[0]);
+    auto starts = logs[0].all("thread_start");
+    auto ends = logs[0].all("thread_end");
+    EXPECT_EQ(starts.size(), 1000u);
+    EXPECT_EQ(ends.size(), 1000u);
+    std::set<int> seqs;
+    for (const auto& s : starts) seqs.insert(s["seq"].get<int>());
+    EXPECT_EQ(seqs.size(), 1000u);
+    EXPECT_EQ(*seqs.begin(), 1);
+    EXPECT_EQ(*seqs.rbegin(), 1000);
+    auto end = logs[0].first("process_end");
+    ASSERT_TRUE(end);
+    EXPECT_EQ((*end)["threads_created"], 1000);
+    EXPECT_EQ((*end)["threads_untraced"], 0);
+}
+
+TEST(PreloadThreads, PthreadExitCancellationAndMainThreadExit) {
+    TempDir out;
+    RunResult r = run_example(out, {example("thread_exit")});
+    ASSERT_EQ(r.exit_code(), 0) << r.err;
+    auto logs = read_logs(out.path());
+    ASSERT_EQ(logs.size(), 1u);
+    const ProcessLog& log = logs[0];
+    expect_well_formed(log);
+    std::map<int, std::string> how_by_seq;
+    std::string main_how;
+    for (const auto& e : log.all("thread_end")) {
+        if (e["tid"] == log.pid())
+            main_how = e["how"];
+        else
+            how_by_seq[e["seq"].get<int>()] = e["how"];
+    }
+    EXPECT_EQ(how_by_seq[1], "pthread_exit");
+    EXPECT_EQ(how_by_seq[2], "cancel");
+    EXPECT_EQ(how_by_seq[3], "return");
+    EXPECT_EQ(main_how, "pthread_exit");
+    // The last thread ends the process through exit(0).
+    auto end = log.first("process_end");
+    ASSERT_TRUE(end);
+    EXPECT_EQ((*end)["status"], 0);
+}
+
+TEST(PreloadThreads, ThreadFromALibraryConstructorIsRecorded) {
+    TempDir out;
+    RunResult r = run_example(out, {example("early_thread")});
+    ASSERT_EQ(r.exit_code(), 0) << r.err;
+    auto logs = read_logs(out.path());
+    ASSERT_EQ(logs.size(), 1u);
+    expect_well_formed(logs[0]);
+    // glibc runs the constructors of the program's own libraries before the
+    // preloaded one's: the recorder was started by that pthread_create.
+    EXPECT_EQ(logs[0].start()["initialised_by"], "first_call");
+    auto starts = logs[0].all("thread_start");
+    ASSERT_EQ(starts.size(), 1u);
+    EXPECT_EQ(base_name(starts[0]["creator_module"]), "libearly_thread_lib.so");
+    EXPECT_EQ(logs[0].all("thread_end").size(), 1u);
+}
+
+}  // namespace
+}  // namespace stacksage::testing

@@ -1,0 +1,140 @@
+// The process's own model, written at exit next to its log: its flows on the
+// node's topology, with MayRunOn intervals that follow every affinity change.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "core/model_json.hpp"
+#include "tests/integration/log_checks.hpp"
+
+namespace stacksage::testing {
+namespace {
+
+struct Interval {
+    unsigned cpu;
+    std::int64_t start, end;
+    std::string reason;
+};
+
+std::vector<Interval> intervals(Model& m, ComponentId flow) {
+    std::vector<Interval> out;
+    for (DataPathId p : m.datapaths(flow, DataPathType::MayRunOn, Direction::Out)) {
+        Interval i;
+        i.cpu = static_cast<unsigned>(m.os_index(m.target(p)));
+        i.start = m.get_int(p, keys::start_ns).value_or(-1);
+        i.end = m.get_int(p, keys::end_ns).value_or(-1);
+        i.reason = std::string(m.get_string(p, m.key("reason")).value_or(""));
+        EXPECT_EQ(m.type(m.target(p)), ComponentType::Thread);
+        out.push_back(i);
+    }
+    std::sort(out.begin(), out.end(), [](const Interval& a, const Interval& b) {
+        return a.start != b.start ? a.start < b.start : a.cpu < b.cpu;
+    });
+    return out;
+}
+
+Cpuset cpus_at(const std::vector<Interval>& v, std::int64_t t) {
+    Cpuset s;
+    for (const auto& i : v)
+        if (i.start <= t && t < i.end) s.set(i.cpu);
+    return s;
+}
+
+TEST(ProcessModel, FlowsAndTheirIntervalsOnTheTopology) {
+    TempDir out;
+    RunOptions o;
+    o.argv = {example("pthreads_affinity")};
+    o.output = out.path();
+    RunResult r = run(o);
+    ASSERT_EQ(r.exit_code(), 0) << r.err;
+    auto logs = read_logs(out.path());
+    ASSERT_EQ(logs.size(), 1u);
+    auto done = logs[0].first("model");
+    ASSERT_TRUE(done);
+    ASSERT_TRUE((*done)["ok"].get<bool>()) << done->dump();
+
+    fs::path file = logs[0].file;
+    file.replace_extension(".model.json");
+    Result<Model> loaded = read_model_json(file.string());
+    ASSERT_TRUE(loaded) << loaded.error().message;
+    Model& m = *loaded;
+    EXPECT_TRUE(m.check_consistency().empty());
+    ASSERT_EQ(m.count_of_type(ComponentType::Node), 1u);
+    auto processes = m.components_of_type(ComponentType::Process);
+    ASSERT_EQ(processes.size(), 1u);
+    ComponentId proc = processes[0];
+    EXPECT_EQ(m.get_int(proc, m.key("pid")), logs[0].pid());
+    EXPECT_EQ(m.get_int(proc, m.key("exit_status")), 0);
+    EXPECT_EQ(m.children(proc).size(), 3u);  // main thread + 2
+
+    const Cpuset allowed = own_affinity();
+    const unsigned first = *allowed.first();
+    unsigned last = first;
+    for (unsigned c : allowed) last = c;
+
+    auto starts = logs[0].all("thread_start");
+    auto affinity = logs[0].all("affinity");
+    ASSERT_EQ(affinity.size(), 2u);
+    for (ComponentId f : m.children(proc)) {
+        const int tid = static_cast<int>(m.get_int(f, m.key("tid")).value_or(-1));
+        auto v = intervals(m, f);
+        ASSERT_FALSE(v.empty()) << "tid " << tid;
+        for (const auto& i : v) EXPECT_LT(i.start, i.end) << "tid " << tid;
+        if (tid == logs[0].pid()) {
+            EXPECT_EQ(cpus_at(v, v.front().start), allowed);
+            continue;
+        }
+        const nlohmann::json* start = nullptr;
+        for (const auto& s : starts)
+            if (s["tid"] == tid) start = &s;
+        ASSERT_NE(start, nullptr);
+        if (start->contains("attr_cpuset")) {
+            Cpuset only_last;
+            only_last.set(last);
+            EXPECT_EQ(m.get_cpuset(f, m.key("attr_cpuset")), only_last);
+            EXPECT_EQ(cpus_at(v, v.front().start), only_last);
+        } else {
+            // allowed, then {first} after its own sched_setaffinity, then {first,last}.
+            EXPECT_EQ(m.name(f), "binds-itself");
+            const std::int64_t t1 = affinity[0]["t"], t2 = affinity[1]["t"];
+            EXPECT_EQ(cpus_at(v, v.front().start), allowed);
+            Cpuset one, both;
+            one.set(first);
+            both.set(first);
+            both.set(last);
+            EXPECT_EQ(cpus_at(v, t1), one);
+            EXPECT_EQ(cpus_at(v, t2), both);
+            EXPECT_EQ(m.get_string(f, m.key("creator_module")).value_or("").find("pthreads_affinity") !=
+                          std::string_view::npos,
+                      true);
+        }
+    }
+}
+
+TEST(ProcessModel, SingleThreadedHelpersGetNoModel) {
+    TempDir out;
+    RunOptions o;
+    o.argv = {"/bin/true"};
+    o.output = out.path();
+    RunResult r = run(o);
+    ASSERT_EQ(r.exit_code(), 0) << r.err;
+    auto logs = read_logs(out.path());
+    ASSERT_EQ(logs.size(), 1u);
+    EXPECT_FALSE(logs[0].first("model"));
+}
+
+TEST(ProcessModel, CanBeSwitchedOff) {
+    TempDir out;
+    RunOptions o;
+    o.argv = {example("many_threads"), "3"};
+    o.output = out.path();
+    o.env = {{"STACKSAGE_MODEL", "0"}};
+    RunResult r = run(o);
+    ASSERT_EQ(r.exit_code(), 0) << r.err;
+    auto logs = read_logs(out.path());
+    ASSERT_EQ(logs.size(), 1u);
+    EXPECT_FALSE(logs[0].first("model"));
+}
+
+}  // namespace
+}  // namespace stacksage::testing

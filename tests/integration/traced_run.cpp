@@ -1,0 +1,213 @@
+#include "tests/integration/traced_run.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+extern char** environ;
+
+namespace stacksage::testing {
+
+std::string preload_library() { return STACKSAGE_PRELOAD_PATH; }
+std::string example(const std::string& name) { return std::string(STACKSAGE_EXAMPLES_DIR) + "/" + name; }
+std::string stacksage_binary() { return STACKSAGE_CLI_PATH; }
+
+TempDir::TempDir() {
+    std::string templ = (fs::temp_directory_path() / "stacksage-it-XXXXXX").string();
+    if (::mkdtemp(templ.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = templ;
+}
+
+TempDir::~TempDir() {
+    std::error_code ec;
+    // A test may have made parts read-only.
+    fs::permissions(path_, fs::perms::owner_all, fs::perm_options::add, ec);
+    fs::remove_all(path_, ec);
+}
+
+bool RunResult::exited() const { return WIFEXITED(wait_status); }
+int RunResult::exit_code() const { return WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1; }
+int RunResult::term_signal() const { return WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : 0; }
+
+RunResult run(const RunOptions& options) {
+    // The environment, built before fork: the child only execs.
+    std::map<std::string, std::string> env;
+    for (char** e = environ; *e != nullptr; ++e) {
+        const char* eq = std::strchr(*e, '=');
+        if (eq) env[std::string(*e, static_cast<std::size_t>(eq - *e))] = eq + 1;
+    }
+    env.erase("LD_PRELOAD");
+    env.erase("STACKSAGE_OUTPUT");
+    for (const auto& name : options.unset_env) env.erase(name);
+    if (options.preload) {
+        env["LD_PRELOAD"] = preload_library();
+        if (options.output) env["STACKSAGE_OUTPUT"] = options.output->string();
+    }
+    for (const auto& [k, v] : options.env) env[k] = v;
+    std::vector<std::string> env_strings;
+    for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
+    std::vector<char*> envp;
+    for (auto& s : env_strings) envp.push_back(s.data());
+    envp.push_back(nullptr);
+    std::vector<std::string> args = options.argv;
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    if (options.affinity)
+        for (unsigned cpu : *options.affinity) CPU_SET(cpu, &mask);
+
+    int out_pipe[2], err_pipe[2];
+    if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0)
+        throw std::runtime_error("pipe failed");
+    pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error("fork failed");
+    if (pid == 0) {
+        ::dup2(out_pipe[1], 1);
+        ::dup2(err_pipe[1], 2);
+        if (options.affinity && ::sched_setaffinity(0, sizeof mask, &mask) != 0) ::_exit(125);
+        ::execve(argv[0], argv.data(), envp.data());
+        ::_exit(127);
+    }
+    ::close(out_pipe[1]);
+    ::close(err_pipe[1]);
+
+    RunResult result;
+    auto deadline = std::chrono::steady_clock::now() + options.timeout;
+    pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+    std::string* sinks[2] = {&result.out, &result.err};
+    int open_fds = 2;
+    bool killed = false;
+    while (open_fds > 0) {
+        int wait_ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                           deadline - std::chrono::steady_clock::now())
+                                           .count());
+        if (wait_ms <= 0) {
+            if (!killed) ::kill(pid, SIGKILL);
+            killed = true;
+            wait_ms = 1000;
+            deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        }
+        int n = ::poll(fds, 2, wait_ms);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) continue;
+        for (int i = 0; i < 2; ++i) {
+            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+            char buf[4096];
+            ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
+            if (got > 0) {
+                sinks[i]->append(buf, static_cast<std::size_t>(got));
+            } else {
+                ::close(fds[i].fd);
+                fds[i].fd = -1;
+                --open_fds;
+            }
+        }
+    }
+    while (::waitpid(pid, &result.wait_status, 0) < 0 && errno == EINTR) {
+    }
+    if (killed) result.err += "\n[test harness: killed after timeout]\n";
+    return result;
+}
+
+const nlohmann::json& ProcessLog::start() const {
+    static const nlohmann::json empty = nlohmann::json::object();
+    return events.empty() ? empty : events.front();
+}
+
+std::vector<nlohmann::json> ProcessLog::all(const std::string& event) const {
+    std::vector<nlohmann::json> out;
+    for (const auto& e : events)
+        if (e.value("ev", "") == event) out.push_back(e);
+    return out;
+}
+
+std::optional<nlohmann::json> ProcessLog::first(const std::string& event) const {
+    for (const auto& e : events)
+        if (e.value("ev", "") == event) return e;
+    return std::nullopt;
+}
+
+int ProcessLog::pid() const { return start().value("pid", -1); }
+
+ProcessLog read_log(const fs::path& file) {
+    ProcessLog log;
+    log.file = file;
+    std::ifstream in(file);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        try {
+            log.events.push_back(nlohmann::json::parse(lines[i]));
+        } catch (const nlohmann::json::parse_error& e) {
+            if (i + 1 == lines.size())
+                log.torn_last_line = true;
+            else
+                log.errors.push_back(file.filename().string() + " line " + std::to_string(i + 1) +
+                                     ": " + e.what());
+        }
+    }
+    return log;
+}
+
+std::vector<ProcessLog> read_logs(const fs::path& out) {
+    std::vector<fs::path> files;
+    std::error_code ec;
+    for (const auto& host : fs::directory_iterator(out, ec)) {
+        if (!host.is_directory()) continue;
+        for (const auto& f : fs::directory_iterator(host.path()))
+            if (f.path().extension() == ".jsonl") files.push_back(f.path());
+    }
+    std::sort(files.begin(), files.end());
+    std::vector<ProcessLog> logs;
+    for (const auto& f : files) logs.push_back(read_log(f));
+    return logs;
+}
+
+std::string base_name(const nlohmann::json& value) {
+    if (!value.is_string()) return {};
+    return fs::path(value.get<std::string>()).filename().string();
+}
+
+Cpuset cpuset_of(const nlohmann::json& value) {
+    if (!value.is_string()) return {};
+    auto set = Cpuset::parse_list(value.get<std::string>());
+    if (!set) throw std::runtime_error("not a cpuset: " + value.dump());
+    return *set;
+}
+
+Cpuset own_affinity() {
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    ::sched_getaffinity(0, sizeof mask, &mask);
+    Cpuset set;
+    for (unsigned c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &mask)) set.set(c);
+    return set;
+}
+
+unsigned core_count(const Cpuset& set) {
+    std::set<std::string> cores;
+    for (unsigned cpu : set) {
+        std::ifstream in("/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/core_cpus_list");
+        std::string siblings;
+        if (!(in >> siblings)) siblings = std::to_string(cpu);
+        cores.insert(siblings);
+    }
+    return static_cast<unsigned>(cores.size());
+}
+
+}  // namespace stacksage::testing

@@ -1,0 +1,89 @@
+// Running programs under the preload and reading back what they recorded:
+// the shared helpers of the integration tests.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/cpuset.hpp"
+
+namespace stacksage::testing {
+
+namespace fs = std::filesystem;
+
+// Paths configured by CMake.
+std::string preload_library();
+std::string example(const std::string& name);  // an examples/ program
+std::string stacksage_binary();
+
+// A fresh, empty directory, removed when the object goes.
+class TempDir {
+public:
+    TempDir();
+    ~TempDir();
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    const fs::path& path() const { return path_; }
+
+private:
+    fs::path path_;
+};
+
+struct RunOptions {
+    std::vector<std::string> argv;
+    std::map<std::string, std::string> env;     // set (or replace) in the child
+    std::vector<std::string> unset_env;         // removed in the child
+    bool preload = true;                        // LD_PRELOAD the recorder
+    std::optional<fs::path> output;             // STACKSAGE_OUTPUT, when preloading
+    std::optional<Cpuset> affinity;             // the child's CPU mask before exec
+    std::chrono::seconds timeout{60};
+};
+
+struct RunResult {
+    int wait_status = 0;
+    std::string out;   // stdout
+    std::string err;   // stderr
+    bool exited() const;
+    int exit_code() const;       // -1 unless exited()
+    int term_signal() const;     // 0 unless killed by a signal
+};
+
+// fork + exec with stdout and stderr captured; kills the child at the timeout.
+RunResult run(const RunOptions& options);
+
+// One process's event log.
+struct ProcessLog {
+    fs::path file;
+    std::vector<nlohmann::json> events;
+    bool torn_last_line = false;      // the last line did not parse (tolerated)
+    std::vector<std::string> errors;  // lines before the last that did not parse
+
+    const nlohmann::json& start() const;  // the process_start event (first line)
+    std::vector<nlohmann::json> all(const std::string& event) const;
+    std::optional<nlohmann::json> first(const std::string& event) const;
+    int pid() const;
+};
+
+ProcessLog read_log(const fs::path& file);
+// Every *.jsonl under OUT/<host>/, sorted by file name.
+std::vector<ProcessLog> read_logs(const fs::path& out);
+
+// Base name of a path-valued field ("/lib/x86_64-linux-gnu/libgomp.so.1" -> "libgomp.so.1"),
+// empty for null.
+std::string base_name(const nlohmann::json& value);
+// A cpuset-valued field, parsed.
+Cpuset cpuset_of(const nlohmann::json& value);
+// The CPUs the test process may use.
+Cpuset own_affinity();
+// Number of distinct cores among the CPUs in set (from sysfs).
+unsigned core_count(const Cpuset& set);
+
+}  // namespace stacksage::testing

@@ -1,0 +1,416 @@
+// Each check on hand-built run models (tests/support/run_model_builder.hpp).
+#include <gtest/gtest.h>
+
+#include "analysis/activity.hpp"
+#include "analysis/analyzer.hpp"
+#include "analysis/flow_centric_check.hpp"
+#include "analysis/launcher.hpp"
+#include "analysis/resource_centric_check.hpp"
+#include "analysis/run_view.hpp"
+#include "analysis/runtime_stacking.hpp"
+#include "analysis/smt_check.hpp"
+#include "analysis/temporal_stacking_check.hpp"
+#include "tests/support/run_model_builder.hpp"
+
+using namespace stacksage;
+using namespace stacksage::testing;
+
+namespace {
+const std::string kGomp = "/usr/lib/x86_64-linux-gnu/libgomp.so.1";
+const std::string kOpenPal = "/usr/lib/x86_64-linux-gnu/libopen-pal.so.40";
+const std::string kMkl = "/opt/intel/lib/libmkl_gnu_thread.so.2";
+
+Cpuset cpus(const char* list) { return *Cpuset::parse_list(list); }
+
+const Finding* find(const std::vector<Finding>& v, std::string_view code) {
+    for (const Finding& f : v)
+        if (f.code == code) return &f;
+    return nullptr;
+}
+}  // namespace
+
+// ---- the view ----------------------------------------------------------------
+
+TEST(RunView, ReadsNodesProcessesFlowsAndPlacement) {
+    RunModelBuilder b;
+    b.add_node("n01", 4, 2);  // cores 0-3, CPUs c and c+4
+    const ComponentId p = b.add_process({.host = "n01", .pid = 10, .rank = 3});
+    b.add_flow(p, {.tid = 10, .main = true, .cpus = cpus("0-7")});
+    // Started on all CPUs for a moment, then bound to CPU 2 for the rest.
+    b.add_flow(p, {.tid = 11, .creator_module = kGomp,
+                   .intervals = {{1'000'000'000, 1'000'001'000, cpus("0-7")}, {1'000'001'000, 11'000'000'000, cpus("2")}}});
+    const RunView v = build_run_view(b.model());
+    ASSERT_EQ(v.nodes.size(), 1u);
+    EXPECT_EQ(v.nodes[0].cores.size(), 4u);
+    EXPECT_TRUE(v.nodes[0].smt);
+    EXPECT_EQ(v.nodes[0].cores[1].to_list_string(), "1,5");
+    ASSERT_EQ(v.processes.size(), 1u);
+    EXPECT_EQ(v.processes[0].rank, 3);
+    ASSERT_EQ(v.flows.size(), 2u);
+    EXPECT_EQ(v.flows[1].intervals.size(), 2u);
+    EXPECT_EQ(v.flows[1].placement.to_list_string(), "2");  // the mask held longest
+    EXPECT_EQ(v.runtime_of(v.flows[1]).name, "GNU OpenMP");
+    EXPECT_EQ(v.runtime_of(v.flows[0]).name, "application");
+    EXPECT_EQ(describe_cpus(v.nodes[0], cpus("1,5")), "CPUs [1,5] (1 core)");
+}
+
+TEST(RuntimeClassifier, NamesKnownRuntimes) {
+    EXPECT_EQ(classify_module("/lib/libgomp.so.1", "/bin/app").name, "GNU OpenMP");
+    EXPECT_EQ(classify_module("/usr/lib/llvm-14/lib/libomp.so.5", "/bin/app").name, "LLVM OpenMP");
+    EXPECT_EQ(classify_module("/usr/lib/libopen-pal.so.40", "/bin/app").family, RuntimeFamily::MPI);
+    EXPECT_EQ(classify_module("/usr/lib/libpmix.so.2", "/bin/app").name, "PMIx");
+    EXPECT_EQ(classify_module("/usr/lib/libmpich.so.12", "/bin/app").name, "MPICH");
+    EXPECT_EQ(classify_module(kMkl, "/bin/app").family, RuntimeFamily::MathLibrary);
+    EXPECT_EQ(classify_module("/bin/app", "/bin/app").family, RuntimeFamily::Application);
+    EXPECT_EQ(classify_module("/opt/lib/libfoo.so.3", "/bin/app").name, "libfoo");
+    EXPECT_EQ(classify_module("", "/bin/app").family, RuntimeFamily::Unknown);
+}
+
+// ---- check 1: flow-centric -------------------------------------------------------
+
+TEST(FlowCentric, TooManyThreadsForTheReservation) {
+    RunModelBuilder b;
+    b.add_node("n01", 4);
+    b.add_simple_process("n01", 100, 0, 6, cpus("0-1"));
+    const auto findings = check_flow_centric(build_run_view(b.model()));
+    const Finding* f = find(findings, "overloaded-reservation");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->figure("threads"), 6);
+    EXPECT_EQ(f->figure("cores"), 2);
+    EXPECT_EQ(f->resources.to_list_string(), "0-1");
+}
+
+TEST(FlowCentric, TooFewThreadsForTheReservation) {
+    RunModelBuilder b;
+    b.add_node("n01", 16);
+    b.add_simple_process("n01", 100, -1, 1, cpus("0-15"));
+    const auto findings = check_flow_centric(build_run_view(b.model()));
+    const Finding* f = find(findings, "underloaded-reservation");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->figure("spare_cores"), 15);
+    EXPECT_NE(f->message.find("15 cores may stay idle"), std::string::npos) << f->message;
+}
+
+TEST(FlowCentric, ABalancedReservationSaysNothing) {
+    RunModelBuilder b;
+    b.add_node("n01", 8);
+    b.add_simple_process("n01", 100, 0, 4, cpus("0-3"));
+    b.add_simple_process("n01", 200, 1, 4, cpus("4-7"));
+    EXPECT_TRUE(check_flow_centric(build_run_view(b.model())).empty());
+}
+
+// ---- check 2: resource-centric ----------------------------------------------------
+
+TEST(ResourceCentric, ThreadsSharingTheirProcessCpusetAreNotFlaggedWhenTheyFit) {
+    RunModelBuilder b;
+    b.add_node("n01", 8);
+    b.add_simple_process("n01", 100, 0, 8, cpus("0-7"));  // 8 unbound threads on 8 cores: fine
+    EXPECT_TRUE(check_resource_centric(build_run_view(b.model())).empty());
+}
+
+TEST(ResourceCentric, ThreadsThatOutnumberTheirCpusAreOverloaded) {
+    RunModelBuilder b;
+    b.add_node("n01", 8);
+    b.add_simple_process("n01", 100, 0, 4, cpus("0-3"));
+    b.add_simple_process("n01", 200, 1, 6, cpus("4-5"));  // 6 threads on 2 cores
+    const auto findings = check_resource_centric(build_run_view(b.model()));
+    const Finding* f = find(findings, "overloaded-resources");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->resources.to_list_string(), "4-5");
+    EXPECT_EQ(f->message.find("spatially concurrent"), std::string::npos);  // one process: not between processes
+    EXPECT_EQ(f->flow_count, 6u);
+    EXPECT_EQ(find(findings, "idle-resources")->resources.to_list_string(), "6-7");
+}
+
+TEST(ResourceCentric, ProcessesSharingCpusAreSpatiallyConcurrent) {
+    RunModelBuilder b;
+    b.add_node("n01", 2);
+    b.add_simple_process("n01", 100, 0, 1, cpus("0-1"));
+    b.add_simple_process("n01", 200, 1, 1, cpus("0-1"));
+    const auto findings = check_resource_centric(build_run_view(b.model()));
+    const Finding* f = find(findings, "overloaded-resources");
+    ASSERT_NE(f, nullptr);
+    EXPECT_NE(f->message.find("(spatially concurrent configuration)"), std::string::npos);
+    EXPECT_EQ(f->figure("shared_cpus"), 2);
+    EXPECT_EQ(f->figure("over_demanded_cpus"), 0);
+}
+
+TEST(ResourceCentric, ThreadsThatNeverOverlapInTimeDoNotOverload) {
+    RunModelBuilder b;
+    b.add_node("n01", 2);
+    const ComponentId p = b.add_process({.host = "n01", .pid = 100});
+    b.add_flow(p, {.tid = 100, .main = true, .cpus = cpus("0")});
+    // A thousand short threads on CPU 1, one after the other.
+    for (std::int64_t i = 0; i < 1000; ++i)
+        b.add_flow(p, {.tid = 101 + i, .creator_module = "/opt/app/bin/app", .cpus = cpus("1"),
+                       .start_ns = 1'000'000'000 + i * 5'000'000, .end_ns = 1'000'000'000 + i * 5'000'000 + 4'000'000});
+    const auto findings = check_resource_centric(build_run_view(b.model()));
+    EXPECT_EQ(find(findings, "overloaded-resources"), nullptr);
+    EXPECT_EQ(find(findings, "idle-resources"), nullptr);
+}
+
+TEST(ResourceCentric, ANodeWithOnlyALauncherHasNoIdleWarning) {
+    RunModelBuilder b;
+    b.add_node("login", 4);
+    const ComponentId l = b.add_process({.host = "login", .pid = 1, .launcher = "mpirun", .exe = "/usr/bin/mpirun"});
+    b.add_flow(l, {.tid = 1, .main = true, .cpus = cpus("0")});
+    const RunView v = build_run_view(b.model());
+    EXPECT_EQ(v.nodes[0].launchers.size(), 1u);
+    EXPECT_TRUE(v.nodes[0].processes.empty());
+    EXPECT_TRUE(check_resource_centric(v).empty());
+}
+
+TEST(ResourceCentric, OnlyAllowedCpusOfAJobRestrictedNodeCanBeIdle) {
+    RunModelBuilder b;
+    b.add_node("n01", 8, 1, cpus("0-3"));  // the job was given 4 of 8 CPUs
+    b.add_simple_process("n01", 100, 0, 2, cpus("0-1"));
+    const RunView v = build_run_view(b.model());
+    EXPECT_EQ(v.nodes[0].cores.size(), 4u);
+    EXPECT_TRUE(v.nodes[0].job_restricted);
+    const auto findings = check_resource_centric(v);
+    ASSERT_NE(find(findings, "idle-resources"), nullptr);
+    EXPECT_EQ(find(findings, "idle-resources")->resources.to_list_string(), "2-3");
+}
+
+// ---- check 3: SMT -----------------------------------------------------------------
+
+TEST(Smt, AllCoresBusyButOneHardwareThreadEachIsInformation) {
+    RunModelBuilder b;
+    b.add_node("n01", 4, 2);  // CPUs 0-3 and their siblings 4-7
+    for (int r = 0; r < 4; ++r) b.add_simple_process("n01", 100 + 10 * r, r, 1, cpus(std::to_string(r).c_str()));
+    const RunView v = build_run_view(b.model());
+    const auto smt = check_smt(v);
+    const Finding* f = find(smt, "smt-unused-hardware-threads");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->severity, Severity::Info);
+    EXPECT_EQ(f->resources.to_list_string(), "4-7");
+    EXPECT_NE(f->message.find("All 4 cores are busy"), std::string::npos) << f->message;
+    // No warning at all: the cores are used, one thread each.
+    EXPECT_EQ(analyze(v).count(Severity::Warning), 0u);
+}
+
+TEST(Smt, IdleCoresStayAWarning) {
+    RunModelBuilder b;
+    b.add_node("n01", 4, 2);
+    b.add_simple_process("n01", 100, 0, 1, cpus("0"));
+    const AnalysisResult a = analyze(build_run_view(b.model()));
+    const Finding* idle = find(a.findings, "idle-resources");
+    ASSERT_NE(idle, nullptr);
+    EXPECT_EQ(idle->severity, Severity::Warning);
+    EXPECT_EQ(idle->message, "CPUs [1-3,5-7] (3 cores) may stay idle during execution (underloaded resources)");
+}
+
+TEST(Smt, TwoThreadsOnTheHardwareThreadsOfOneCoreShareIt) {
+    RunModelBuilder b;
+    b.add_node("n01", 2, 2);  // core 0: CPUs 0,2; core 1: CPUs 1,3
+    const ComponentId p = b.add_process({.host = "n01", .pid = 100});
+    b.add_flow(p, {.tid = 100, .main = true, .cpus = cpus("0")});
+    b.add_flow(p, {.tid = 101, .creator_module = kGomp, .cpus = cpus("2")});
+    b.add_flow(p, {.tid = 102, .creator_module = kGomp, .cpus = cpus("1")});
+    const auto smt = check_smt(build_run_view(b.model()));
+    const Finding* f = find(smt, "smt-shared-cores");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->resources.to_list_string(), "0,2");
+    EXPECT_EQ(f->figure("cores"), 1);
+}
+
+// ---- check 4: temporal stacking ------------------------------------------------------
+
+TEST(TemporalStacking, ConcurrentRuntimesOnOverloadedCoresContend) {
+    RunModelBuilder b;
+    b.add_node("n01", 2);
+    const ComponentId p = b.add_process({.host = "n01", .pid = 100, .rank = 0, .mpi = true});
+    b.add_flow(p, {.tid = 100, .main = true, .cpus = cpus("0-1")});
+    for (int i = 1; i <= 2; ++i) b.add_flow(p, {.tid = 100 + i, .creator_module = kGomp, .cpus = cpus("0-1")});
+    for (int i = 3; i <= 4; ++i) b.add_flow(p, {.tid = 100 + i, .creator_module = kMkl, .cpus = cpus("0-1")});
+    const auto findings = check_temporal_stacking(build_run_view(b.model()));
+    const Finding* f = find(findings, "runtime-contention");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->severity, Severity::Warning);
+    EXPECT_NE(f->message.find("GNU OpenMP and MKL"), std::string::npos) << f->message;
+    EXPECT_NE(f->message.find("temporally and spatially concurrent"), std::string::npos);
+    EXPECT_EQ(f->resources.to_list_string(), "0-1");
+}
+
+TEST(TemporalStacking, RuntimesOneAfterTheOtherAreTemporallyIndependent) {
+    RunModelBuilder b;
+    b.add_node("n01", 2);
+    const ComponentId p = b.add_process({.host = "n01", .pid = 100});
+    b.add_flow(p, {.tid = 100, .main = true, .cpus = cpus("0"), .cpu_time_us = 0, .busy = false});
+    b.add_flow(p, {.tid = 101, .creator_module = kGomp, .cpus = cpus("0-1"), .start_ns = 1'000'000'000, .end_ns = 2'000'000'000});
+    b.add_flow(p, {.tid = 102, .creator_module = kGomp, .cpus = cpus("0-1"), .start_ns = 1'000'000'000, .end_ns = 2'000'000'000});
+    b.add_flow(p, {.tid = 103, .creator_module = kMkl, .cpus = cpus("0-1"), .start_ns = 3'000'000'000, .end_ns = 4'000'000'000});
+    const auto findings = check_temporal_stacking(build_run_view(b.model()));
+    ASSERT_EQ(findings.size(), 1u);
+    EXPECT_EQ(findings[0].code, "runtime-stacking");
+    EXPECT_NE(findings[0].message.find("spatially concurrent, temporally independent"), std::string::npos)
+        << findings[0].message;
+}
+
+TEST(TemporalStacking, RuntimesOnSeparateCoresAreSpatiallyIndependent) {
+    RunModelBuilder b;
+    b.add_node("n01", 4);
+    const ComponentId p = b.add_process({.host = "n01", .pid = 100});
+    b.add_flow(p, {.tid = 100, .main = true, .cpus = cpus("0")});
+    b.add_flow(p, {.tid = 101, .creator_module = kGomp, .cpus = cpus("1")});
+    b.add_flow(p, {.tid = 102, .creator_module = kOpenPal, .cpus = cpus("3"), .cpu_time_us = 0, .busy = false});
+    const auto findings = check_temporal_stacking(build_run_view(b.model()));
+    ASSERT_EQ(findings.size(), 1u);
+    EXPECT_NE(findings[0].message.find("temporally concurrent, spatially independent"), std::string::npos)
+        << findings[0].message;
+}
+
+// ---- check 5: activity ------------------------------------------------------------
+
+TEST(Activity, AProgressThreadIsAServiceFlowAndOverloadsNothing) {
+    RunModelBuilder b;
+    b.add_node("n01", 2);
+    for (int r = 0; r < 2; ++r) {
+        const std::int64_t pid = 100 + 10 * r;
+        const ComponentId p = b.add_process({.host = "n01", .pid = pid, .rank = r, .mpi = true});
+        const Cpuset core = cpus(std::to_string(r).c_str());
+        b.add_flow(p, {.tid = pid, .main = true, .cpus = core});
+        // Open MPI's progress thread on the rank's core: 5 ms of CPU in 10 s.
+        b.add_flow(p, {.tid = pid + 1, .creator_module = kOpenPal, .cpus = core, .cpu_time_us = 5000});
+    }
+    const RunView v = build_run_view(b.model());
+    EXPECT_TRUE(v.flows[1].service);
+    EXPECT_FALSE(v.flows[0].service);
+    const AnalysisResult a = analyze(v);
+    EXPECT_EQ(a.count(Severity::Warning), 0u);
+    const Finding* f = find(a.findings, "service-flows");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->flow_count, 2u);
+    EXPECT_NE(f->message.find("2 from Open MPI"), std::string::npos) << f->message;
+}
+
+TEST(Activity, ShortOrUnknownFlowsCountAsActive) {
+    FlowView f;
+    f.start_ns = 0;
+    f.end_ns = 1'000'000;  // 1 ms: too short to tell
+    f.cpu_time_us = 0;
+    classify_activity(f);
+    EXPECT_FALSE(f.service);
+    f.end_ns = 10'000'000'000;
+    f.cpu_time_us = -1;  // unknown
+    classify_activity(f);
+    EXPECT_FALSE(f.service);
+    f.cpu_time_us = 100'000;  // 1 % of 10 s
+    classify_activity(f);
+    EXPECT_TRUE(f.service);
+}
+
+// ---- check 6: runtime stacking summary ------------------------------------------------
+
+TEST(RuntimeStacking, NamesTheRuntimesAndTheCategory) {
+    RunModelBuilder b;
+    b.add_node("n01", 8);
+    const ComponentId mpi_omp = b.add_process({.host = "n01", .pid = 100, .rank = 0, .mpi = true});
+    b.add_flow(mpi_omp, {.tid = 100, .main = true, .cpus = cpus("0-3")});
+    for (int i = 1; i < 4; ++i) b.add_flow(mpi_omp, {.tid = 100 + i, .creator_module = kGomp, .cpus = cpus("0-3")});
+    const ComponentId with_mkl = b.add_process({.host = "n01", .pid = 200, .rank = 1, .mpi = true});
+    b.add_flow(with_mkl, {.tid = 200, .main = true, .cpus = cpus("4-7")});
+    b.add_flow(with_mkl, {.tid = 201, .creator_module = kMkl, .cpus = cpus("4-7")});
+    const ComponentId plain = b.add_process({.host = "n01", .pid = 300});
+    b.add_flow(plain, {.tid = 300, .main = true, .cpus = cpus("0")});
+    const RunView v = build_run_view(b.model());
+
+    const RuntimeStacking s0 = summarize_runtime_stacking(v, 0);
+    ASSERT_EQ(s0.runtimes.size(), 3u);
+    EXPECT_EQ(s0.runtimes[0].name, "application");
+    EXPECT_EQ(s0.runtimes[1].name, "GNU OpenMP");
+    EXPECT_EQ(s0.runtimes[1].flows, 3u);
+    EXPECT_EQ(s0.runtimes[2].name, "MPI");  // called MPI_Init, created no thread
+    EXPECT_EQ(s0.runtimes[2].flows, 0u);
+    EXPECT_EQ(s0.category, "explicit intra-application");
+    EXPECT_EQ(summarize_runtime_stacking(v, 1).category, "explicit inter-application through a library");
+    EXPECT_EQ(summarize_runtime_stacking(v, 2).category, "no runtime stacking");
+}
+
+// ---- check 7: suggestions and launchers ---------------------------------------------
+
+TEST(Launcher, RecognisedFromLauncherProcessesOrTheRanksEnvironment) {
+    {
+        RunModelBuilder b;
+        b.add_node("n01", 2);
+        b.add_process({.host = "n01", .pid = 1, .launcher = "srun", .exe = "/usr/bin/srun"});
+        EXPECT_EQ(detect_launcher(build_run_view(b.model())).kind, LauncherKind::Slurm);
+    }
+    {
+        RunModelBuilder b;
+        b.add_node("n01", 2);
+        b.add_process({.host = "n01", .pid = 5, .rank = 0, .identity = {{"PMI_RANK", "0"}, {"MPI_LOCALRANKID", "0"}}});
+        const LauncherInfo l = detect_launcher(build_run_view(b.model()));
+        EXPECT_EQ(l.kind, LauncherKind::Mpich);
+        EXPECT_EQ(l.command, "mpiexec");
+    }
+    {
+        RunModelBuilder b;
+        b.add_node("n01", 2);
+        b.add_process({.host = "n01", .pid = 5});
+        EXPECT_EQ(detect_launcher(build_run_view(b.model())).kind, LauncherKind::None);
+    }
+}
+
+TEST(Suggestions, ComputedFromTheNumbersWithTheLauncherUsed) {
+    RunModelBuilder b;
+    b.add_node("n01", 8);
+    b.add_process({.host = "n01", .pid = 1, .launcher = "srun", .exe = "/usr/bin/srun"});
+    // Two ranks, 8 OpenMP threads each, both unbound on the 8 cores.
+    for (int r = 0; r < 2; ++r) {
+        const std::int64_t pid = 100 + 100 * r;
+        const ComponentId p = b.add_process({.host = "n01", .pid = pid, .rank = r, .env = {{"OMP_NUM_THREADS", "8"}}});
+        b.add_flow(p, {.tid = pid, .main = true, .cpus = cpus("0-7")});
+        for (int t = 1; t < 8; ++t) b.add_flow(p, {.tid = pid + t, .creator_module = kGomp, .cpus = cpus("0-7")});
+    }
+    const AnalysisResult a = analyze(build_run_view(b.model()));
+    const Finding* f = find(a.findings, "overloaded-resources");
+    ASSERT_NE(f, nullptr);
+    EXPECT_NE(f->suggestion.find("OMP_NUM_THREADS=4 (it was 8)"), std::string::npos) << f->suggestion;
+    EXPECT_NE(f->suggestion.find("srun --ntasks-per-node=2 --cpus-per-task=4 --cpu-bind=cores"), std::string::npos)
+        << f->suggestion;
+}
+
+TEST(Suggestions, OpenMpiBindingForAnIdleNode) {
+    RunModelBuilder b;
+    b.add_node("n01", 8);
+    b.add_process({.host = "n01", .pid = 1, .launcher = "mpirun", .exe = "/usr/bin/mpirun"});
+    b.add_simple_process("n01", 100, 0, 1, cpus("0"));
+    b.add_simple_process("n01", 200, 1, 1, cpus("1"));
+    const AnalysisResult a = analyze(build_run_view(b.model()));
+    const Finding* idle = find(a.findings, "idle-resources");
+    ASSERT_NE(idle, nullptr);
+    EXPECT_NE(idle->suggestion.find("mpirun --map-by ppr:2:node:PE=4 --bind-to core"), std::string::npos)
+        << idle->suggestion;
+    EXPECT_NE(idle->suggestion.find("start 8 processes per node"), std::string::npos) << idle->suggestion;
+}
+
+// ---- the analyzer -----------------------------------------------------------------
+
+TEST(Analyzer, ReportsAnOverloadOnceWithBothAlgorithmsNumbers) {
+    RunModelBuilder b;
+    b.add_node("n01", 2);
+    b.add_simple_process("n01", 100, -1, 4, cpus("0-1"));
+    const AnalysisResult a = analyze(build_run_view(b.model()));
+    EXPECT_EQ(a.count(Severity::Warning), 1u);
+    EXPECT_EQ(find(a.findings, "overloaded-reservation"), nullptr);
+    const Finding* f = find(a.findings, "overloaded-resources");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->check, "resource-centric+flow-centric");
+    EXPECT_NE(f->suggestion.find("OMP_NUM_THREADS=2"), std::string::npos) << f->suggestion;
+}
+
+TEST(Analyzer, LaunchersAreShownButNotChecked) {
+    RunModelBuilder b;
+    b.add_node("n01", 2);
+    const ComponentId l = b.add_process({.host = "n01", .pid = 1, .launcher = "mpirun", .exe = "/usr/bin/mpirun"});
+    for (int t = 0; t < 6; ++t) b.add_flow(l, {.tid = 1 + t, .main = t == 0, .cpus = cpus("0-1")});
+    b.add_simple_process("n01", 100, 0, 1, cpus("0"));
+    b.add_simple_process("n01", 200, 1, 1, cpus("1"));
+    const AnalysisResult a = analyze(build_run_view(b.model()));
+    EXPECT_EQ(a.count(Severity::Warning), 0u);
+    ASSERT_EQ(a.nodes.size(), 1u);
+    EXPECT_EQ(a.nodes[0].launchers.size(), 1u);
+    EXPECT_EQ(a.nodes[0].processes.size(), 2u);
+    EXPECT_TRUE(a.processes[a.nodes[0].launchers[0]].launcher);
+}

@@ -1,0 +1,155 @@
+// Reading event logs: what real runs leave behind.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "parsers/event_log_reader.hpp"
+#include "parsers/process_log.hpp"
+
+using namespace stacksage;
+
+namespace {
+const std::string kStart =
+    R"({"v":1,"ev":"process_start","t":100,"pid":7,"tid":7,"host":"n01","rank":0,"launcher":null,"exe":"/bin/app","cmdline":["/bin/app"],"cpuset":"0-3","cpu":1,"cgroup_cpuset":"0-3","online_cpus":"0-7","env":{"OMP_NUM_THREADS":"4"},"identity":{"OMPI_COMM_WORLD_RANK":"0"}})"
+    "\n";
+const std::string kThread =
+    R"({"v":1,"ev":"thread_start","t":200,"pid":7,"tid":8,"seq":1,"creator_tid":7,"creator_module":"/lib/libgomp.so.1","start_module":"/lib/libgomp.so.1","create_t":150,"cpuset":"1","cpu":1})"
+    "\n";
+const std::string kEnd =
+    R"({"v":1,"ev":"process_end","t":1000,"pid":7,"tid":7,"how":"exit","status":0,"utime_us":500,"stime_us":100})"
+    "\n";
+
+std::vector<std::string> names(std::string_view text, EventLogSummary* summary = nullptr, std::string* error = nullptr) {
+    std::vector<std::string> out;
+    auto r = parse_event_log(text, "log.jsonl", [&](const EventLogEvent& e) { out.emplace_back(e.name); });
+    if (r && summary) *summary = *r;
+    if (!r && error) *error = r.error().message;
+    return out;
+}
+}  // namespace
+
+TEST(EventLogReader, ReadsEveryEventInOrder) {
+    EventLogSummary s;
+    EXPECT_EQ(names(kStart + kThread + kEnd, &s), (std::vector<std::string>{"process_start", "thread_start", "process_end"}));
+    EXPECT_EQ(s.events, 3u);
+    EXPECT_FALSE(s.torn_last_line);
+}
+
+TEST(EventLogReader, IgnoresATornLastLine) {
+    EventLogSummary s;
+    const std::string torn = kStart + kThread + R"({"v":1,"ev":"thread_end","t":9)";
+    EXPECT_EQ(names(torn, &s).size(), 2u);
+    EXPECT_TRUE(s.torn_last_line);
+}
+
+TEST(EventLogReader, KeepsALastLineThatOnlyLacksItsNewline) {
+    EventLogSummary s;
+    std::string text = kStart + kEnd;
+    text.pop_back();
+    EXPECT_EQ(names(text, &s).size(), 2u);
+    EXPECT_FALSE(s.torn_last_line);
+}
+
+TEST(EventLogReader, CountsAndSkipsUnknownEvents) {
+    EventLogSummary s;
+    const std::string future = R"({"v":2,"ev":"gpu_kernel","t":300,"pid":7,"tid":7,"new_field":1})" "\n";
+    EXPECT_EQ(names(kStart + future + future + kEnd, &s).size(), 2u);
+    ASSERT_EQ(s.unknown_events.size(), 1u);
+    EXPECT_EQ(s.unknown_events.begin()->first, "gpu_kernel");
+    EXPECT_EQ(s.unknown_events.begin()->second, 2u);
+    EXPECT_EQ(s.newest_version, 2);
+}
+
+TEST(EventLogReader, ACorruptLineBeforeTheLastMakesTheFileCorrupt) {
+    std::string error;
+    EventLogSummary s;
+    names(kStart + "this is not json\n" + kEnd, &s, &error);
+    EXPECT_NE(error.find("log.jsonl: corrupt event log, line 2"), std::string::npos) << error;
+    EXPECT_NE(error.find("skipped"), std::string::npos);
+}
+
+TEST(EventLogReader, BinaryDataIsCorrupt) {
+    std::string error;
+    names(kStart + std::string("\0\0\0\0", 4) + "\n" + kEnd, nullptr, &error);
+    EXPECT_NE(error.find("binary data"), std::string::npos) << error;
+}
+
+TEST(EventLogReader, AnObjectWithoutTheCommonFieldsIsCorrupt) {
+    std::string error;
+    names(kStart + "{\"hello\":1}\n" + kEnd, nullptr, &error);
+    EXPECT_NE(error.find("not a stacksage event"), std::string::npos) << error;
+}
+
+TEST(EventLogReader, AMissingFileIsNamed) {
+    auto r = read_event_log("/nonexistent/x.jsonl", [](const EventLogEvent&) {});
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find("/nonexistent/x.jsonl"), std::string::npos);
+}
+
+TEST(ProcessLog, InterpretsThreadsMasksAndEnd) {
+    const std::string affinity =
+        R"({"v":1,"ev":"affinity","t":300,"pid":7,"tid":8,"api":"sched_setaffinity","target_tid":8,"target_is_caller":true,"target_in_process":true,"cpuset":"2","rc":0})"
+        "\n";
+    const std::string name = R"({"v":1,"ev":"thread_name","t":310,"pid":7,"tid":8,"target_tid":8,"name":"worker"})" "\n";
+    auto r = parse_process_log(kStart + kThread + affinity + name + kEnd, "log");
+    ASSERT_TRUE(r) << r.error().message;
+    const ProcessImage& p = *r;
+    EXPECT_EQ(p.pid, 7);
+    EXPECT_EQ(p.rank, 0);
+    EXPECT_EQ(p.end_how, "exit");
+    EXPECT_TRUE(p.end_known);
+    EXPECT_EQ(p.env.size(), 1u);
+    ASSERT_EQ(p.threads.size(), 2u);
+    EXPECT_TRUE(p.threads[0].is_main);
+    EXPECT_EQ(p.threads[0].masks.front().cpuset.to_list_string(), "0-3");
+    const ThreadRecord& t = p.threads[1];
+    EXPECT_EQ(t.name, "worker");
+    EXPECT_EQ(t.creator_module, "/lib/libgomp.so.1");
+    ASSERT_EQ(t.masks.size(), 2u);
+    EXPECT_EQ(t.masks[1].t, 300);
+    EXPECT_EQ(t.masks[1].cpuset.to_list_string(), "2");
+    EXPECT_EQ(t.end_t, 1000);  // no thread_end: closed by the process's end
+}
+
+TEST(ProcessLog, AKilledProcessEndsAtItsLastEvent) {
+    auto r = parse_process_log(kStart + kThread, "log");
+    ASSERT_TRUE(r);
+    EXPECT_FALSE(r->end_known);
+    EXPECT_EQ(r->end_how, "unknown");
+    EXPECT_EQ(r->end_t, 200);
+}
+
+TEST(ProcessLog, AFatalSignalEndsTheProcess) {
+    const std::string sig = R"({"v":1,"ev":"signal","t":400,"pid":7,"tid":7,"signal":11,"name":"SIGSEGV","disposition":"default","fatal":true})" "\n";
+    auto r = parse_process_log(kStart + kThread + sig, "log");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->end_how, "signal SIGSEGV");
+    EXPECT_EQ(r->end_t, 400);
+}
+
+TEST(ProcessLog, MpiSnapshotsRevealThreadsAndHiddenMaskChanges) {
+    const std::string init =
+        R"({"v":1,"ev":"mpi_init","t":300,"pid":7,"tid":7,"api":"MPI_Init","rc":0,"rank":3,"size":4,"threads":[{"tid":7,"name":"app","cpuset":"0"},{"tid":8,"cpuset":"1"},{"tid":9,"name":"async","cpuset":"0-3"}]})"
+        "\n";
+    auto r = parse_process_log(kStart + kThread + init + kEnd, "log");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->mpi_size, 4);
+    EXPECT_EQ(r->mpi_init_t, 300);
+    ASSERT_EQ(r->threads.size(), 3u);
+    EXPECT_EQ(r->threads[0].masks.back().cpuset.to_list_string(), "0");  // changed behind our back
+    EXPECT_TRUE(r->threads[2].discovered);
+    EXPECT_EQ(r->threads[2].name, "async");
+}
+
+TEST(ProcessLog, RefusesALogThatDoesNotStartWithProcessStart) {
+    auto r = parse_process_log(kThread + kEnd, "log");
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find("not process_start"), std::string::npos);
+}
+
+TEST(ProcessLog, RefusesALogWithOnlyATornLine) {
+    auto r = parse_process_log(R"({"v":1,"ev":"process_st)", "log");
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find("no complete event"), std::string::npos);
+}

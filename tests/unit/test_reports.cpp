@@ -1,0 +1,190 @@
+// The terminal and JSON reports, and `stacksage report` / `stacksage check`
+// as a user runs them.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/analyzer.hpp"
+#include "parsers/run_loader.hpp"
+#include "reports/json_report.hpp"
+#include "reports/text_report.hpp"
+#include "tests/support/synthetic_run.hpp"
+
+using namespace stacksage;
+using namespace stacksage::testing;
+
+namespace {
+
+struct Rendered {
+    LoadedRun run;
+    AnalysisResult analysis;
+    ReportData data() const {
+        ReportData d;
+        d.analysis = &analysis;
+        d.notes = &run.notes;
+        d.directory = run.directory;
+        d.logs = run.stats.logs;
+        d.logs_skipped = run.stats.logs_skipped;
+        return d;
+    }
+};
+
+Rendered analyse(const TempDir& dir) {
+    Result<LoadedRun> r = load_run(dir.str());
+    EXPECT_TRUE(r) << (r ? "" : r.error().message);
+    Rendered out{std::move(r.value()), {}};
+    out.analysis = analyze(out.run.model);
+    return out;
+}
+
+// Four 4-core nodes, one single-thread rank bound to each core.
+void write_well_placed_cluster(const TempDir& dir, int nodes) {
+    SyntheticRun run(dir.path());
+    run.write_run_json(R"(["mpirun","-np","16","--bind-to","core","./app"])");
+    for (int n = 0; n < nodes; ++n) {
+        const std::string host = fmt::format("n{:02d}", n + 1);
+        run.add_host(host, "pack:1 core:4 pu:1");
+        for (int c = 0; c < 4; ++c) {
+            SyntheticProcess p = busy_process(host, 1000 + n * 10 + c, n * 4 + c, 1, std::to_string(c));
+            p.identity["OMPI_COMM_WORLD_RANK"] = std::to_string(n * 4 + c);
+            run.add_process(p);
+        }
+    }
+}
+
+struct CliRun {
+    int exit_code;
+    std::string output;
+};
+
+CliRun cli(const std::string& args) {
+    const std::string cmd = std::string(STACKSAGE_BINARY_DIR) + "/cli/stacksage " + args + " 2>&1";
+    FILE* pipe = popen(cmd.c_str(), "r");
+    if (!pipe) return {-1, "popen failed"};
+    std::string out;
+    std::array<char, 4096> buf{};
+    while (std::size_t n = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
+    const int status = pclose(pipe);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+}  // namespace
+
+TEST(TextReport, FoldsIdenticalRanksAndNodes) {
+    TempDir dir;
+    write_well_placed_cluster(dir, 4);
+    const Rendered r = analyse(dir);
+    const std::string text = render_text_report(r.data());
+    EXPECT_NE(text.find("+ Node n01: 4 cores available, 4 processes created.\n"
+                        "      Ranks 0-3 (4 processes) each created 1 thread on 1 cpu each, together cpu(s) [0-3]\n"
+                        "+ Nodes n02-n04: same as n01 (ranks 4-15).\n"
+                        "Analysis conclusion: 0 warning(s)\n"),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("\033["), std::string::npos);  // no colour unless asked
+}
+
+TEST(TextReport, DoesNotFoldNodesThatDiffer) {
+    TempDir dir;
+    write_well_placed_cluster(dir, 3);
+    SyntheticRun run(dir.path());
+    run.add_host("n04", "pack:1 core:4 pu:1");
+    run.add_process(busy_process("n04", 5000, 12, 1, "0"));
+    const Rendered r = analyse(dir);
+    const std::string text = render_text_report(r.data());
+    EXPECT_NE(text.find("+ Nodes n02-n03: same as n01 (ranks 4-11).\n+ Node n04: 4 cores available, 1 process created.\n"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("Cores [1-3] may stay idle"), std::string::npos);
+}
+
+TEST(TextReport, ColoursOnlyWhenAsked) {
+    TempDir dir;
+    SyntheticRun run(dir.path());
+    run.add_host("n01", "pack:1 core:2 pu:1");
+    run.add_process(busy_process("n01", 100, 0, 1, "0"));
+    const Rendered r = analyse(dir);
+    TextReportOptions o;
+    o.color = true;
+    EXPECT_NE(render_text_report(r.data(), o).find("\033[1;33m## WARNING ##\033[0m"), std::string::npos);
+}
+
+TEST(JsonReport, HasTheVersionedSchema) {
+    TempDir dir;
+    SyntheticRun run(dir.path());
+    run.write_run_json(R"(["mpirun","-np","2","./app"])");
+    run.add_host("n01", "pack:1 core:4 pu:1");
+    run.add_process(busy_process("n01", 100, 0, 4, "0-1"));
+    run.add_process(busy_process("n01", 200, 1, 4, "0-1"));
+    SyntheticRun::write_file(dir.path() / "n01" / "rank-0002.pid-300.jsonl", "not json\nat all\n");
+    const Rendered r = analyse(dir);
+    const nlohmann::json j = nlohmann::json::parse(report_to_json(r.data()).dump());
+    EXPECT_EQ(j["schema"], "stacksage-report");
+    EXPECT_EQ(j["version"], kReportJsonVersion);
+    EXPECT_EQ(j["run"]["command"], "mpirun -np 2 ./app");
+    EXPECT_EQ(j["run"]["launcher"]["kind"], "Open MPI");
+    EXPECT_EQ(j["summary"]["processes"], 2);
+    EXPECT_EQ(j["summary"]["threads"], 8);
+    EXPECT_EQ(j["summary"]["logs_skipped"], 1);
+    ASSERT_EQ(j["nodes"].size(), 1u);
+    const auto& node = j["nodes"][0];
+    EXPECT_EQ(node["host"], "n01");
+    EXPECT_EQ(node["cores_available"], 4);
+    EXPECT_EQ(node["processes"][1]["rank"], 1);
+    EXPECT_EQ(node["processes"][1]["cpus"], "0-1");
+    EXPECT_EQ(node["processes"][1]["runtimes"][1]["name"], "GNU OpenMP");
+    bool overload = false;
+    for (const auto& f : j["findings"]) {
+        for (const char* field : {"code", "severity", "check", "node", "resources", "message", "detail", "suggestion",
+                                  "flow_count", "flows", "figures"})
+            EXPECT_TRUE(f.contains(field)) << field;
+        if (f["code"] == "overloaded-resources") {
+            overload = true;
+            EXPECT_EQ(f["severity"], "warning");
+            EXPECT_EQ(f["resources"], "0-1");
+            EXPECT_EQ(f["flow_count"], 8);
+            EXPECT_EQ(f["flows"][0]["host"], "n01");
+            EXPECT_EQ(f["flows"][0]["rank"], 0);
+            EXPECT_TRUE(f["flows"][0].contains("tid"));
+            EXPECT_NE(f["suggestion"].get<std::string>().find("mpirun --map-by ppr:2:node:PE=2 --bind-to core"),
+                      std::string::npos)
+                << f["suggestion"];
+        }
+    }
+    EXPECT_TRUE(overload);
+    bool skipped = false;
+    for (const auto& n : j["input"]["notes"])
+        if (n["file"] == "n01/rank-0002.pid-300.jsonl" && n["level"] == "error") skipped = true;
+    EXPECT_TRUE(skipped);
+}
+
+TEST(Cli, ReportAndCheckExitCodes) {
+    TempDir good;
+    write_well_placed_cluster(good, 2);
+    TempDir bad;
+    SyntheticRun run(bad.path());
+    run.add_host("n01", "pack:1 core:4 pu:1");
+    run.add_process(busy_process("n01", 100, 0, 1, "0"));
+
+    CliRun r = cli("report " + good.str());
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("+ Node n02: same as n01 (ranks 4-7)."), std::string::npos) << r.output;
+    r = cli("report " + bad.str() + " --format json");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(nlohmann::json::parse(r.output)["summary"]["warnings"], 1);
+
+    EXPECT_EQ(cli("check " + good.str() + " --fail-on warning").exit_code, 0);
+    r = cli("check " + bad.str() + " --fail-on warning");
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find("warning: n01: Cores [1-3] may stay idle"), std::string::npos) << r.output;
+    EXPECT_EQ(cli("check " + bad.str() + " --fail-on error").exit_code, 0);
+    r = cli("check " + bad.str() + "/missing --fail-on warning");
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.output.find("no such directory"), std::string::npos) << r.output;
+    EXPECT_EQ(cli("check " + bad.str() + " --fail-on sometimes").exit_code, 2);
+    EXPECT_EQ(cli("report " + good.str() + " --format xml").exit_code, 2);
+}

@@ -1,0 +1,307 @@
+// Loading recorded runs into one merged model: shape, merging, fallbacks,
+// job-restricted topologies, and every kind of broken input.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "analysis/analyzer.hpp"
+#include "parsers/run_loader.hpp"
+#include "parsers/run_model_keys.hpp"
+#include "reports/text_report.hpp"
+#include "tests/support/synthetic_run.hpp"
+
+using namespace stacksage;
+using namespace stacksage::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+LoadedRun load(const TempDir& dir) {
+    Result<LoadedRun> r = load_run(dir.str());
+    EXPECT_TRUE(r) << (r ? "" : r.error().message);
+    return std::move(r.value());
+}
+
+std::string text_of(const LoadedRun& run, const AnalysisResult& a) {
+    ReportData d;
+    d.analysis = &a;
+    d.notes = &run.notes;
+    d.logs = run.stats.logs;
+    d.logs_skipped = run.stats.logs_skipped;
+    return render_text_report(d);
+}
+
+const LoadNote* note_about(const LoadedRun& run, std::string_view file_part, std::string_view message_part) {
+    for (const LoadNote& n : run.notes)
+        if (n.file.find(file_part) != std::string::npos && n.message.find(message_part) != std::string::npos) return &n;
+    return nullptr;
+}
+
+std::string data(const std::string& relative) { return std::string(STACKSAGE_TEST_DATA_DIR) + "/" + relative; }
+
+}  // namespace
+
+TEST(RunLoader, BuildsOneModelWithNodesProcessesFlowsAndPaths) {
+    TempDir dir;
+    SyntheticRun run(dir.path());
+    run.write_run_json(R"(["mpirun","-np","2","./app"])");
+    run.add_host("n01", "pack:1 core:4 pu:1");
+    run.add_host("n02", "pack:1 core:4 pu:1");
+    SyntheticProcess a = busy_process("n01", 100, 0, 3, "0-1");
+    a.threads[0].affinity = {{5'000'000'000, "1"}};  // the thread binds itself halfway
+    run.add_process(a);
+    run.add_process(busy_process("n02", 200, 1, 2, "0"));
+    SyntheticProcess launcher = busy_process("n01", 50, -1, 1, "0-3");
+    launcher.launcher = "mpirun";
+    launcher.exe = "/usr/bin/mpirun";
+    run.add_process(launcher);
+    LoadedRun r = load(dir);
+    const Model& m = r.model;
+    EXPECT_EQ(r.stats.hosts, 2u);
+    EXPECT_EQ(r.stats.logs, 3u);
+    EXPECT_EQ(r.stats.processes, 3u);
+    EXPECT_EQ(r.stats.flows, 6u);
+    EXPECT_EQ(r.stats.topologies_loaded, 1u);  // identical hardware: loaded once, grafted twice
+    EXPECT_TRUE(r.notes.empty()) << r.notes.front().message;
+    EXPECT_EQ(m.type(r.topology), ComponentType::Topology);
+    EXPECT_EQ(*m.get_string(r.topology, *m.find_key(run_keys::run_command)), "mpirun -np 2 ./app");
+    const auto nodes = m.children(r.topology);
+    ASSERT_EQ(nodes.size(), 2u);
+    EXPECT_EQ(m.name(nodes[0]), "n01");
+    EXPECT_EQ(m.name(nodes[1]), "n02");
+    EXPECT_EQ(m.descendants_of_type(nodes[1], ComponentType::Thread).size(), 4u);
+    const auto processes = m.components_of_type(ComponentType::Process);
+    ASSERT_EQ(processes.size(), 3u);
+    // Ranks first, then the others; the launcher is marked.
+    EXPECT_EQ(*m.get_int(processes[0], *m.find_key(run_keys::rank)), 0);
+    EXPECT_EQ(m.kind(processes[1]), run_keys::kind_launcher);
+    const auto flows = m.children(processes[0]);
+    ASSERT_EQ(flows.size(), 3u);
+    EXPECT_EQ(m.kind(flows[0]), run_keys::kind_main);
+    // The bound thread has two intervals: on CPUs 0-1, then on CPU 1 alone.
+    std::size_t paths = 0;
+    for (DataPathId dp : m.datapaths(flows[1], DataPathType::MayRunOn, Direction::Out)) {
+        ++paths;
+        EXPECT_TRUE(m.get_int(dp, keys::start_ns));
+        EXPECT_EQ(m.name(m.ancestor_of_type(m.target(dp), ComponentType::Node)), "n01");
+    }
+    EXPECT_EQ(paths, 3u);
+    EXPECT_EQ(m.datapaths(flows[1], DataPathType::RanOn, Direction::Out).size(), 1u);
+    // The main thread's CPU time is what the process's total leaves.
+    EXPECT_EQ(*m.get_int(flows[0], *m.find_key(run_keys::cpu_time_derived)), 1);
+    EXPECT_TRUE(m.check_consistency().empty());
+}
+
+TEST(RunLoader, MergesTheImagesOfOneProcessAcrossExec) {
+    TempDir dir;
+    SyntheticRun run(dir.path());
+    run.add_host("n01", "pack:1 core:4 pu:1");
+    // The launcher's fork child (pid-300.jsonl), then the exec'ed rank
+    // (rank-0000.pid-300.jsonl), bound by then.
+    SyntheticProcess child = busy_process("n01", 300, -1, 1, "0-3");
+    child.launcher = "mpirun";
+    child.start_ns = 1'000'000'000;
+    child.end_ns = 1'001'000'000;
+    child.write_end = false;
+    fs::create_directories(dir.path() / "n01");
+    SyntheticRun::write_file(dir.path() / "n01" / "pid-300.jsonl", event_log_text(child));
+    SyntheticProcess rank = busy_process("n01", 300, 0, 2, "2");
+    rank.start_ns = 1'002'000'000;
+    run.add_process(rank);
+    LoadedRun r = load(dir);
+    const auto processes = r.model.components_of_type(ComponentType::Process);
+    ASSERT_EQ(processes.size(), 1u);
+    EXPECT_EQ(r.model.kind(processes[0]), run_keys::kind_process);  // the last image decides
+    const RunView v = build_run_view(r.model);
+    ASSERT_EQ(v.flows.size(), 2u);
+    EXPECT_EQ(v.flows[0].placement.to_list_string(), "2");  // held longest
+    EXPECT_EQ(v.flows[0].intervals.size(), 2u);
+    // The creating module survives the images being reordered and copied.
+    EXPECT_EQ(v.runtime_of(v.flows[1]).name, "GNU OpenMP");
+}
+
+TEST(RunLoader, JobRestrictedSyntheticTopology) {
+    TempDir dir;
+    SyntheticRun run(dir.path());
+    run.add_host("n01", "pack:2 core:8 pu:1", "0-3");  // the cgroup gave 4 of 16 CPUs
+    run.add_process(busy_process("n01", 100, 0, 2, "0-1"));
+    LoadedRun r = load(dir);
+    const AnalysisResult a = analyze(r.model);
+    ASSERT_EQ(a.nodes.size(), 1u);
+    EXPECT_EQ(a.nodes[0].cores_available, 4u);
+    EXPECT_EQ(a.nodes[0].cpus_total, 16u);
+    EXPECT_TRUE(a.nodes[0].job_restricted);
+    const std::string text = text_of(r, a);
+    EXPECT_NE(text.find("+ Node n01: 4 cores available (job-restricted: 4 of the node's 16 cpus), 1 process created."),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("Cores [2-3] may stay idle"), std::string::npos) << text;  // not 2-15
+}
+
+// Real topologies of cluster nodes taken inside Slurm jobs: only the allowed
+// CPUs are available.
+TEST(RunLoader, JobRestrictedRealTopologies) {
+    struct Case {
+        const char* file;
+        const char* host;
+        std::size_t cores, cpus_total;
+        const char* allowed;
+    };
+    for (const Case& c : {Case{"network/hwloc-netloc-plafrim2/hwloc/miriel032.xml", "miriel032", 1, 24, "0"},
+                          Case{"network/hwloc-netloc-plafrim/hwloc/fourmi001.xml", "fourmi001", 8, 16, "0-7"},
+                          Case{"network/hwloc-netloc-avakas/hwloc/node216.xml", "node216", 12, 24, "0-11"}}) {
+        TempDir dir;
+        SyntheticRun run(dir.path());
+        run.copy_topology(c.host, data(c.file));
+        run.add_process(busy_process(c.host, 100, 0, 1, "0"));
+        LoadedRun r = load(dir);
+        const AnalysisResult a = analyze(r.model);
+        ASSERT_EQ(a.nodes.size(), 1u) << c.file;
+        EXPECT_EQ(a.nodes[0].cores_available, c.cores) << c.file;
+        EXPECT_EQ(a.nodes[0].cpus_total, c.cpus_total) << c.file;
+        EXPECT_EQ(a.nodes[0].available.to_list_string(), c.allowed) << c.file;
+        EXPECT_TRUE(a.nodes[0].job_restricted) << c.file;
+        // Idle cores are only ever allowed ones.
+        for (const Finding& f : a.findings)
+            if (f.code == "idle-resources") {
+                EXPECT_TRUE(f.resources.is_subset_of(a.nodes[0].available)) << c.file;
+            }
+        if (c.cores == 1) {
+            EXPECT_EQ(a.count(Severity::Warning), 0u) << c.file;
+        }
+    }
+}
+
+// ---- broken inputs: each gives its message, the rest is still reported -------------
+
+TEST(BrokenInputs, ATornLastLineIsNotedAndTheEventsBeforeItCount) {
+    TempDir dir;
+    SyntheticRun run(dir.path());
+    run.add_host("n01", "pack:1 core:2 pu:1");
+    SyntheticProcess p = busy_process("n01", 100, 0, 2, "0-1");
+    p.write_end = false;
+    std::string text = event_log_text(p) + R"({"v":1,"ev":"thread_end","t":5000,"pid":100,"ti)";
+    fs::create_directories(dir.path() / "n01");
+    SyntheticRun::write_file(dir.path() / "n01" / "rank-0000.pid-100.jsonl", text);
+    LoadedRun r = load(dir);
+    EXPECT_EQ(r.stats.flows, 2u);
+    EXPECT_NE(note_about(r, "rank-0000.pid-100.jsonl", "last line is torn"), nullptr);
+}
+
+TEST(BrokenInputs, UnknownEventsFromANewerVersionAreSkippedAndNamed) {
+    TempDir dir;
+    SyntheticRun run(dir.path());
+    run.add_host("n01", "pack:1 core:2 pu:1");
+    SyntheticProcess p = busy_process("n01", 100, 0, 1, "0-1");
+    std::string text = event_log_text(p);
+    text.insert(text.find('\n') + 1, R"({"v":2,"ev":"gpu_launch","t":2000000000,"pid":100,"tid":100,"kernel":"k"})" "\n");
+    fs::create_directories(dir.path() / "n01");
+    SyntheticRun::write_file(dir.path() / "n01" / "rank-0000.pid-100.jsonl", text);
+    LoadedRun r = load(dir);
+    EXPECT_EQ(r.stats.processes, 1u);
+    EXPECT_NE(note_about(r, "pid-100", "gpu_launch (1)"), nullptr);
+    EXPECT_NE(note_about(r, "pid-100", "event-log schema 2"), nullptr);
+}
+
+TEST(BrokenInputs, ACorruptFileIsNamedInOneErrorAndSkipped) {
+    TempDir dir;
+    SyntheticRun run(dir.path());
+    run.write_run_json();
+    run.add_host("n01", "pack:1 core:4 pu:1");
+    run.add_process(busy_process("n01", 100, 0, 1, "0"));
+    fs::create_directories(dir.path() / "n01");
+    SyntheticRun::write_file(dir.path() / "n01" / "rank-0001.pid-101.jsonl",
+                             std::string("\x7f" "ELF\x02\x01\x01\0\0\0\0\n{}\n", 16));
+    SyntheticRun::write_file(dir.path() / "n01" / "rank-0002.pid-102.jsonl", "garbage\nmore garbage\n");
+    LoadedRun r = load(dir);
+    EXPECT_EQ(r.stats.logs, 3u);
+    EXPECT_EQ(r.stats.logs_skipped, 2u);
+    EXPECT_EQ(r.stats.processes, 1u);
+    const LoadNote* n = note_about(r, "rank-0002.pid-102.jsonl", "corrupt event log, line 1");
+    ASSERT_NE(n, nullptr);
+    EXPECT_EQ(n->level, LoadNote::Level::Error);
+    EXPECT_EQ(n->file, "n01/rank-0002.pid-102.jsonl");
+    const AnalysisResult a = analyze(r.model);
+    const std::string text = text_of(r, a);
+    EXPECT_NE(text.find("## ERROR ## n01/rank-0002.pid-102.jsonl: corrupt event log, line 1"), std::string::npos) << text;
+    EXPECT_NE(text.find("2 of 3 event logs skipped; the rest is analysed."), std::string::npos) << text;
+    EXPECT_NE(text.find("Rank 0 (pid 100) created 1 thread on cpu(s) [0]"), std::string::npos) << text;
+    EXPECT_NE(text.find("Cores [1-3] may stay idle"), std::string::npos) << text;
+}
+
+TEST(BrokenInputs, AHostWithoutTopologyFallsBackToTheCpusetsSeen) {
+    TempDir dir;
+    SyntheticRun run(dir.path());
+    SyntheticProcess p = busy_process("n07", 100, 0, 1, "0");
+    p.cgroup_cpuset = "0-5";
+    p.online_cpus = "0-7";
+    run.add_process(p);
+    LoadedRun r = load(dir);
+    ASSERT_NE(note_about(r, "n07/topology.xml", "missing"), nullptr);
+    const AnalysisResult a = analyze(r.model);
+    ASSERT_EQ(a.nodes.size(), 1u);
+    EXPECT_EQ(a.nodes[0].topology_source, "cpusets-seen");
+    EXPECT_EQ(a.nodes[0].cores_available, 6u);
+    EXPECT_EQ(a.nodes[0].cpus_total, 8u);
+    const std::string text = text_of(r, a);
+    EXPECT_NE(text.find("(no topology file: rebuilt from the cpusets seen)"), std::string::npos) << text;
+    EXPECT_NE(text.find("Cores [1-5] may stay idle"), std::string::npos) << text;
+}
+
+TEST(BrokenInputs, AnUnreadableTopologyFallsBackToo) {
+    TempDir dir;
+    SyntheticRun run(dir.path());
+    run.set_topology_text("n01", "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n  <object type=\"Machine\"");
+    run.add_process(busy_process("n01", 100, 0, 2, "0-1"));
+    LoadedRun r = load(dir);
+    const LoadNote* n = note_about(r, "n01/topology.xml", "rebuilt from the cpusets");
+    ASSERT_NE(n, nullptr);
+    EXPECT_EQ(n->level, LoadNote::Level::Error);
+    EXPECT_EQ(r.stats.processes, 1u);
+}
+
+TEST(BrokenInputs, MissingOrCorruptRunJsonIsNoted) {
+    TempDir dir;
+    SyntheticRun run(dir.path());
+    run.add_host("n01", "pack:1 core:2 pu:1");
+    run.add_process(busy_process("n01", 100, 0, 2, "0-1"));
+    {
+        LoadedRun r = load(dir);
+        EXPECT_NE(note_about(r, "run.json", "missing"), nullptr);
+    }
+    SyntheticRun::write_file(dir.path() / "run.json", "{\"schema\": \"stacksage-run\", \"comm");
+    LoadedRun r = load(dir);
+    EXPECT_NE(note_about(r, "run.json", "not a JSON object"), nullptr);
+    EXPECT_EQ(r.stats.processes, 1u);
+}
+
+TEST(BrokenInputs, AKilledProcessIsStillAnalysed) {
+    TempDir dir;
+    SyntheticRun run(dir.path());
+    run.add_host("n01", "pack:1 core:2 pu:1");
+    SyntheticProcess p = busy_process("n01", 100, 0, 3, "0-1");
+    p.write_end = false;
+    for (auto& t : p.threads) t.write_end = false;
+    run.add_process(p);
+    LoadedRun r = load(dir);
+    const AnalysisResult a = analyze(r.model);
+    ASSERT_EQ(a.processes.size(), 1u);
+    EXPECT_EQ(a.processes[0].end_how, "unknown");
+    EXPECT_EQ(a.processes[0].threads, 3u);
+    // Their CPU time is unknown: they count as active, 3 threads on 2 cores.
+    EXPECT_EQ(a.count(Severity::Warning), 1u);
+}
+
+TEST(BrokenInputs, ADirectoryThatIsNotARunCannotBeAnalysed) {
+    TempDir dir;
+    auto r = load_run(dir.str());
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find("holds no event logs"), std::string::npos);
+    auto missing = load_run(dir.str() + "/nope");
+    ASSERT_FALSE(missing);
+    EXPECT_NE(missing.error().message.find("no such directory"), std::string::npos);
+    SyntheticRun::write_file(dir.path() / "file", "x");
+    auto file = load_run((dir.path() / "file").string());
+    ASSERT_FALSE(file);
+    EXPECT_NE(file.error().message.find("not a directory"), std::string::npos);
+}
