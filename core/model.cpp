@@ -1,5 +1,6 @@
 #include "core/model.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fmt/format.h>
@@ -79,9 +80,15 @@ ComponentId Model::add_component(ComponentType type, ComponentId parent, std::st
 
 void Model::reserve(std::size_t components, std::size_t datapaths, std::size_t attributes) {
     ensure_owned();
-    components_.reserve(components_.size() + components);
-    datapaths_.reserve(datapaths_.size() + datapaths);
-    attrs_.reserve(attrs_.size() + attributes);
+    // At least double when growing, so that callers reserving a little at a
+    // time (one node after another) stay linear overall.
+    auto grow = [](auto& array, std::size_t more) {
+        const std::size_t need = array.size() + more;
+        if (need > array.capacity()) array.reserve(std::max(need, 2 * array.capacity()));
+    };
+    grow(components_, components);
+    grow(datapaths_, datapaths);
+    grow(attrs_, attributes);
 }
 
 bool Model::is_alive(ComponentId id) const {

@@ -45,7 +45,8 @@ public:
                               std::int64_t os_index = -1);
 
     // Makes room for this many more components, DataPaths and attributes, so
-    // that a loader that knows its size pays for no reallocation.
+    // that a loader that knows its size pays for no reallocation. Growing
+    // at least doubles the arrays: many small reserves stay linear.
     void reserve(std::size_t components, std::size_t datapaths = 0, std::size_t attributes = 0);
 
     bool is_alive(ComponentId id) const;

@@ -19,7 +19,8 @@
 
 #include "parsers/hwloc_loader.hpp"
 #include "parsers/memory_access_paths.hpp"
-#include "parsers/model_graft.hpp"
+#include "core/model_copy.hpp"
+#include "core/snapshot.hpp"
 #include "parsers/process_log.hpp"
 #include "parsers/run_model_keys.hpp"
 
@@ -380,6 +381,12 @@ private:
     // Loads (or finds in the cache) the host's topology and grafts its Node.
     // kNoComponent when there is none or it cannot be loaded (noted).
     ComponentId graft_topology(const HostDir& host) {
+        // The snapshot the node's processes published, when there is a
+        // usable one: mapped in microseconds, no XML parsed.
+        if (auto snapshot = open_snapshot((host.path / "topology.snap").string()); snapshot) {
+            ++run_.stats.snapshots_mapped;
+            if (ComponentId node = adopt_node(*snapshot, host); node != kNoComponent) return node;
+        }
         const fs::path file = host.path / "topology.xml";
         const std::string rel = host.name + "/topology.xml";
         if (!host.has_topology_file) {
@@ -413,17 +420,21 @@ private:
                  "the cpusets its processes had");
             return kNoComponent;
         }
-        const Model& topo = *it->second;
+        return adopt_node(*it->second, host);
+    }
+
+    // Copies the Node of a host's topology under the run's root.
+    ComponentId adopt_node(const Model& topo, const HostDir& host) {
         const std::vector<ComponentId> nodes = topo.components_of_type(ComponentType::Node);
         if (nodes.empty()) return kNoComponent;
-        Result<ComponentId> node = graft_subtree(topo, nodes.front(), run_.model, run_.topology);
-        if (!node) return kNoComponent;
+        const ComponentId node = import_subtree(run_.model, run_.topology, topo, nodes.front());
+        if (node == kNoComponent) return kNoComponent;
         Model& m = run_.model;
-        m.set_name(*node, host.name);
-        m.set_attr(*node, keys::hostname, std::string_view(host.name));
-        if (m.has_attr(*node, keys_->hwloc_hostname)) m.set_attr(*node, keys_->hwloc_hostname, std::string_view(host.name));
-        m.set_attr(*node, keys_->topology_source, run_keys::source_hwloc);
-        return *node;
+        m.set_name(node, host.name);
+        m.set_attr(node, keys::hostname, std::string_view(host.name));
+        if (m.has_attr(node, keys_->hwloc_hostname)) m.set_attr(node, keys_->hwloc_hostname, std::string_view(host.name));
+        m.set_attr(node, keys_->topology_source, run_keys::source_hwloc);
+        return node;
     }
 
     // A node rebuilt from what the processes saw: allowed CPUs from the

@@ -39,6 +39,7 @@ struct RunLoadStats {
     std::size_t processes = 0;
     std::size_t flows = 0;
     std::size_t topologies_loaded = 0;  // distinct topology files given to hwloc
+    std::size_t snapshots_mapped = 0;   // host topologies mapped from topology.snap instead
     double parse_seconds = 0;      // reading and interpreting event logs
     double topology_seconds = 0;   // loading and grafting topologies
     double build_seconds = 0;      // processes, flows and DataPaths

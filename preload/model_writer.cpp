@@ -13,6 +13,7 @@
 
 #include "core/model_json.hpp"
 #include "parsers/hwloc_loader.hpp"
+#include "parsers/node_topology_cache.hpp"
 #include "preload/model_writer_api.h"
 #include "preload/process_model_builder.hpp"
 
@@ -66,13 +67,18 @@ std::string model_file_name(const std::string& log_name) {
 int write_model(const char* host_dir, const char* log_name, char* error, size_t error_cap) {
     const fs::path dir(host_dir);
     const fs::path topology = dir / "topology.xml";
-    std::error_code ec;
-    Result<Model> loaded = fs::exists(topology, ec) ? load_hwloc_xml(topology.string()) : discover_this_machine();
+    // The first process of the node to get here converts the node's topology
+    // and publishes it as a snapshot; every other one maps it (and so does
+    // the analyzer), instead of each parsing the XML again.
+    Result<NodeTopology> loaded = load_or_publish_node_topology((dir / "topology.snap").string(), [&] {
+        std::error_code ec;
+        return fs::exists(topology, ec) ? load_hwloc_xml(topology.string()) : discover_this_machine();
+    });
     if (!loaded) {
         set_error(error, error_cap, "topology: " + loaded.error().message);
         return 1;
     }
-    Model model = std::move(loaded).value();
+    Model model = std::move(loaded->model);
     std::vector<ComponentId> nodes = model.components_of_type(ComponentType::Node);
     if (nodes.empty()) {
         set_error(error, error_cap, "topology: no machine in " + topology.string());

@@ -1,6 +1,7 @@
 // Processes under the preload: fork and exec, crashes and SIGKILL (what was
 // recorded stays), the inherited mask, what is (not) taken from the
 // environment, and an unusable output directory (untraced, one message).
+#include "core/snapshot.hpp"
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -254,9 +255,17 @@ TEST(PreloadProcess, TopologyIsWrittenOnceAndComplete) {
     EXPECT_EQ(writers, 1);
     for (const auto& f : fs::directory_iterator(host)) {
         std::string name = f.path().filename().string();
-        EXPECT_TRUE(name == "topology.xml" || f.path().extension() == ".jsonl" ||
-                    name.find(".model.json") != std::string::npos)
+        // topology.snap: the snapshot the first model writer published for
+        // the others (and the analyzer); .lock: its lock, kept by design.
+        EXPECT_TRUE(name == "topology.xml" || name == "topology.snap" || name == "topology.snap.lock" ||
+                    f.path().extension() == ".jsonl" || name.find(".model.json") != std::string::npos)
             << name;
+    }
+    // Processes that wrote a model published the node's snapshot, whole.
+    if (fs::exists(host / "topology.snap")) {
+        auto snapshot = stacksage::open_snapshot((host / "topology.snap").string());
+        ASSERT_TRUE(snapshot) << snapshot.error().message;
+        EXPECT_GT(snapshot->count_of_type(stacksage::ComponentType::Thread), 0u);
     }
 }
 

@@ -5,6 +5,8 @@
 #include <filesystem>
 
 #include "analysis/analyzer.hpp"
+#include "core/snapshot.hpp"
+#include "parsers/hwloc_loader.hpp"
 #include "parsers/run_loader.hpp"
 #include "parsers/run_model_keys.hpp"
 #include "reports/text_report.hpp"
@@ -90,6 +92,32 @@ TEST(RunLoader, BuildsOneModelWithNodesProcessesFlowsAndPaths) {
     // The main thread's CPU time is what the process's total leaves.
     EXPECT_EQ(*m.get_int(flows[0], *m.find_key(run_keys::cpu_time_derived)), 1);
     EXPECT_TRUE(m.check_consistency().empty());
+}
+
+// A host whose processes published topology.snap is mapped from it: no XML
+// parsed; the answer is the same as from the XML.
+TEST(RunLoader, MapsTheNodeSnapshotInsteadOfParsingTheXml) {
+    TempDir dir;
+    SyntheticRun run(dir.path());
+    run.write_run_json(R"(["./app"])");
+    run.add_host("n01", "pack:2 core:4 pu:2");
+    run.add_process(busy_process("n01", 100, 0, 2, "0-3"));
+    LoadedRun from_xml = load(dir);
+    ASSERT_EQ(from_xml.stats.topologies_loaded, 1u);
+    auto topology = load_hwloc_xml((dir.path() / "n01" / "topology.xml").string());
+    ASSERT_TRUE(topology) << topology.error().message;
+    ASSERT_TRUE(write_snapshot(*topology, (dir.path() / "n01" / "topology.snap").string()));
+    LoadedRun from_snapshot = load(dir);
+    EXPECT_EQ(from_snapshot.stats.snapshots_mapped, 1u);
+    EXPECT_EQ(from_snapshot.stats.topologies_loaded, 0u);
+    EXPECT_TRUE(from_snapshot.notes.empty()) << from_snapshot.notes.front().message;
+    const auto& a = from_xml.model;
+    const auto& b = from_snapshot.model;
+    EXPECT_EQ(a.count_of_type(ComponentType::Thread), b.count_of_type(ComponentType::Thread));
+    EXPECT_EQ(a.count_of_type(ComponentType::Core), b.count_of_type(ComponentType::Core));
+    EXPECT_EQ(a.datapath_count(), b.datapath_count());
+    EXPECT_EQ(b.name(b.children(from_snapshot.topology).front()), "n01");
+    EXPECT_TRUE(b.check_consistency().empty());
 }
 
 TEST(RunLoader, MergesTheImagesOfOneProcessAcrossExec) {
