@@ -7,6 +7,7 @@
 #include "analysis/node_load.hpp"
 #include "analysis/resource_centric_check.hpp"
 #include "analysis/smt_check.hpp"
+#include "analysis/numa_locality_check.hpp"
 #include "analysis/suggestions.hpp"
 #include "analysis/temporal_stacking_check.hpp"
 
@@ -70,10 +71,12 @@ AnalysisResult analyze(const RunView& view) {
     append(check_smt(view, loads));
     append(check_temporal_stacking(view, loads));
     append(check_service_flows(view));
+    append(check_numa_locality(view, result.launcher));
     combine_overloads(all);
     add_suggestions(view, loads, result.launcher, all);
 
     // Summaries.
+    if (view.model) result.memory = build_memory_heatmaps(*view.model);
     const std::vector<RuntimeStacking> stacking = summarize_runtime_stacking(view);
     result.processes.reserve(view.processes.size());
     for (std::uint32_t i = 0; i < view.processes.size(); ++i) {

@@ -15,6 +15,7 @@
 #include "analysis/activity.hpp"
 #include "analysis/finding.hpp"
 #include "analysis/launcher.hpp"
+#include "analysis/memory_heatmap.hpp"
 #include "analysis/run_view.hpp"
 #include "analysis/runtime_stacking.hpp"
 
@@ -57,6 +58,7 @@ struct AnalysisResult {
     std::vector<NodeSummary> nodes;
     std::vector<ProcessSummary> processes;
     std::vector<Finding> findings;  // by node (run order), then severity (highest first), then check order
+    std::vector<NodeMemoryHeatmap> memory;  // sampled memory accesses per node and level; empty without samples
     std::size_t count(Severity severity) const;
 };
 

@@ -29,13 +29,29 @@ std::int64_t int_attr(const Model& m, DataPathId dp, const std::optional<AttrKey
     return k ? m.get_int(dp, *k).value_or(0) : 0;
 }
 
-void add_to(std::vector<std::pair<ComponentId, std::uint64_t>>& v, ComponentId c, std::uint64_t n) {
+void add_target(const Model& m, std::vector<HeatmapLevel::Target>& v, ComponentId c, std::uint64_t n) {
+    for (auto& t : v)
+        if (t.id == c) {
+            t.samples += n;
+            return;
+        }
+    HeatmapLevel::Target t;
+    t.id = c;
+    t.type = m.type(c);
+    t.kind = std::string(m.kind(c));
+    t.os_index = m.os_index(c);
+    t.logical_index = m.get_int(c, keys::logical_index).value_or(-1);
+    t.samples = n;
+    v.push_back(std::move(t));
+}
+
+void add_numa(std::vector<std::pair<std::int64_t, std::uint64_t>>& v, std::int64_t numa, std::uint64_t n) {
     for (auto& [id, count] : v)
-        if (id == c) {
+        if (id == numa) {
             count += n;
             return;
         }
-    v.emplace_back(c, n);
+    v.emplace_back(numa, n);
 }
 
 }  // namespace
@@ -55,6 +71,7 @@ std::vector<NodeMemoryHeatmap> build_memory_heatmaps(const Model& m) {
         h.node = node;
         h.host = std::string(m.get_string(node, keys::hostname).value_or(m.name(node)));
         h.pus = m.descendants_of_type(node, ComponentType::Thread);
+        for (ComponentId pu : h.pus) h.pu_os.push_back(m.os_index(pu));
         h.cores = m.descendants_of_type(node, ComponentType::Core);
         std::unordered_map<std::uint32_t, std::size_t> pu_index, core_index;
         for (std::size_t i = 0; i < h.cores.size(); ++i) core_index[index_of(h.cores[i])] = i;
@@ -82,7 +99,8 @@ std::vector<NodeMemoryHeatmap> build_memory_heatmaps(const Model& m) {
                     h.first_touch_samples += count;
                     if (remote) h.first_touch_remote += count;
                     h.first_touch_per_pu[i] += count;
-                    if (m.type(m.target(dp)) == ComponentType::Numa) add_to(h.first_touch_per_numa, m.target(dp), count);
+                    if (m.type(m.target(dp)) == ComponentType::Numa)
+                        add_numa(h.first_touch_per_numa, m.os_index(m.target(dp)), count);
                     continue;
                 }
                 if (std::find(h.backends.begin(), h.backends.end(), backend) == h.backends.end())
@@ -100,7 +118,7 @@ std::vector<NodeMemoryHeatmap> build_memory_heatmaps(const Model& m) {
                 if (remote) l.remote += count;
                 l.per_pu[i] += count;
                 if (h.core_of_pu[i] < l.per_core.size()) l.per_core[h.core_of_pu[i]] += count;
-                add_to(l.per_target, m.target(dp), count);
+                add_target(m, l.per_target, m.target(dp), count);
                 weight_by_level[l.level] += static_cast<double>(int_attr(m, dp, k.weight_sum));
                 h.access_samples += count;
             }
@@ -110,12 +128,11 @@ std::vector<NodeMemoryHeatmap> build_memory_heatmaps(const Model& m) {
             const double w = weight_by_level[l.level];
             if (w > 0 && l.samples > 0) l.mean_latency = w / static_cast<double>(l.samples);
             std::sort(l.per_target.begin(), l.per_target.end(),
-                      [](const auto& a, const auto& b) { return a.second > b.second; });
+                      [](const auto& a, const auto& b) { return a.samples > b.samples; });
             h.levels.push_back(std::move(l));
         }
         for (auto& [level, n] : papi) h.papi_misses.emplace_back(level, n);
-        std::sort(h.first_touch_per_numa.begin(), h.first_touch_per_numa.end(),
-                  [&](const auto& a, const auto& b) { return m.os_index(a.first) < m.os_index(b.first); });
+        std::sort(h.first_touch_per_numa.begin(), h.first_touch_per_numa.end());
         if (!h.empty()) out.push_back(std::move(h));
     }
     return out;

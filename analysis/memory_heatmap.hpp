@@ -26,14 +26,23 @@ struct HeatmapLevel {
     double mean_latency = -1;         // mean latency weight (cycles); -1 when none was measured
     std::vector<std::uint64_t> per_pu;    // same order as NodeMemoryHeatmap::pus
     std::vector<std::uint64_t> per_core;  // same order as NodeMemoryHeatmap::cores
-    // The serving components (cache instances, NUMA nodes, the node), by samples.
-    std::vector<std::pair<ComponentId, std::uint64_t>> per_target;
+    // The serving components (cache instances, NUMA nodes, the node), most samples first.
+    struct Target {
+        ComponentId id = kNoComponent;
+        ComponentType type = ComponentType::Generic;
+        std::string kind;           // "L2", "DRAM", ...
+        std::int64_t os_index = -1;       // NUMA nodes: their number
+        std::int64_t logical_index = -1;  // caches: hwloc's logical index
+        std::uint64_t samples = 0;
+    };
+    std::vector<Target> per_target;
 };
 
 struct NodeMemoryHeatmap {
     std::string host;
     ComponentId node = kNoComponent;
     std::vector<ComponentId> pus;     // in topology order
+    std::vector<std::int64_t> pu_os;  // their OS numbers
     std::vector<ComponentId> cores;   // in topology order
     std::vector<std::size_t> core_of_pu;
     std::vector<std::string> backends;  // that contributed access samples ("pebs", "ibs")
@@ -43,7 +52,7 @@ struct NodeMemoryHeatmap {
     std::uint64_t first_touch_samples = 0;
     std::uint64_t first_touch_remote = 0;  // pages placed off the touching PU's NUMA node
     std::vector<std::uint64_t> first_touch_per_pu;
-    std::vector<std::pair<ComponentId, std::uint64_t>> first_touch_per_numa;
+    std::vector<std::pair<std::int64_t, std::uint64_t>> first_touch_per_numa;  // (NUMA node number, samples)
     // PAPI misses per level ("L1", "L2", "L3"), summed over the node's PUs.
     std::vector<std::pair<std::string, std::uint64_t>> papi_misses;
 

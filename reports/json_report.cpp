@@ -1,4 +1,5 @@
 #include "reports/json_report.hpp"
+#include "reports/memory_heatmap_json.hpp"
 
 namespace stacksage {
 
@@ -101,6 +102,7 @@ nlohmann::json report_to_json(const ReportData& data) {
     nlohmann::json findings = nlohmann::json::array();
     for (const Finding& f : a.findings) findings.push_back(finding_json(f));
     doc["findings"] = std::move(findings);
+    doc["memory"] = memory_heatmaps_to_json(a.memory);
     nlohmann::json ns = nlohmann::json::array();
     for (const LoadNote& n : notes)
         ns.push_back({{"level", std::string(to_string(n.level))}, {"file", n.file}, {"message", n.message}});

@@ -39,15 +39,14 @@ std::string shade_row(const std::vector<std::uint64_t>& cells, std::uint64_t max
     return row;
 }
 
-std::string pu_range_label(const Model& m, const NodeMemoryHeatmap& h) {
-    if (h.pus.empty()) return "no PUs";
-    return fmt::format("PUs {}..{}", m.os_index(h.pus.front()), m.os_index(h.pus.back()));
+std::string pu_range_label(const NodeMemoryHeatmap& h) {
+    if (h.pu_os.empty()) return "no PUs";
+    return fmt::format("PUs {}..{}", h.pu_os.front(), h.pu_os.back());
 }
 
 }  // namespace
 
-std::string render_memory_heatmaps(const Model& m, const std::vector<NodeMemoryHeatmap>& heatmaps,
-                                   const HeatmapTextOptions& o) {
+std::string render_memory_heatmaps(const std::vector<NodeMemoryHeatmap>& heatmaps, const HeatmapTextOptions& o) {
     std::string out;
     const char* dim = o.color ? "\033[2m" : "";
     const char* reset = o.color ? "\033[0m" : "";
@@ -59,7 +58,7 @@ std::string render_memory_heatmaps(const Model& m, const std::vector<NodeMemoryH
             std::string backends;
             for (const std::string& b : h.backends) backends += (backends.empty() ? "" : ", ") + b;
             out += fmt::format("Memory accesses on {} ({}, {} samples), {} in topology order ({}):\n", h.host, backends,
-                               thousands(h.access_samples), unit, pu_range_label(m, h));
+                               thousands(h.access_samples), unit, pu_range_label(h));
             std::size_t width = 0;
             for (const HeatmapLevel& l : h.levels) width = std::max(width, l.level.size());
             for (const HeatmapLevel& l : h.levels) {
@@ -80,7 +79,7 @@ std::string render_memory_heatmaps(const Model& m, const std::vector<NodeMemoryH
         if (h.first_touch_samples > 0) {
             std::string per_numa;
             for (const auto& [numa, n] : h.first_touch_per_numa)
-                per_numa += fmt::format("{}node {} {:.1f} %", per_numa.empty() ? "" : ", ", m.os_index(numa),
+                per_numa += fmt::format("{}node {} {:.1f} %", per_numa.empty() ? "" : ", ", numa,
                                         100.0 * static_cast<double>(n) / static_cast<double>(h.first_touch_samples));
             const std::vector<std::uint64_t> cells = fold(h.first_touch_per_pu, o.max_columns);
             const std::uint64_t max = cells.empty() ? 0 : *std::max_element(cells.begin(), cells.end());

@@ -23,7 +23,7 @@ struct HeatmapTextOptions {
     std::size_t max_columns = 128; // PUs drawn per row; more are folded into cores, then into groups
 };
 
-std::string render_memory_heatmaps(const Model& model, const std::vector<NodeMemoryHeatmap>& heatmaps,
+std::string render_memory_heatmaps(const std::vector<NodeMemoryHeatmap>& heatmaps,
                                    const HeatmapTextOptions& options = {});
 
 }  // namespace stacksage

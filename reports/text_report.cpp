@@ -1,4 +1,5 @@
 #include "reports/text_report.hpp"
+#include "reports/memory_heatmap_text.hpp"
 
 #include <algorithm>
 #include <set>
@@ -248,6 +249,12 @@ std::string render_text_report(const ReportData& data, const TextReportOptions& 
         if (data.logs_skipped > 0)
             out += "  " + std::to_string(data.logs_skipped) + " of " + plural(data.logs, "event log", "event logs") +
                    " skipped; the rest is analysed.\n";
+    }
+
+    if (!a.memory.empty()) {
+        HeatmapTextOptions heat;
+        heat.color = o.color;
+        out += render_memory_heatmaps(a.memory, heat);
     }
 
     out += "Analysis conclusion: ";

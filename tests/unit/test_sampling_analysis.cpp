@@ -11,6 +11,7 @@
 #include "analysis/numa_locality_check.hpp"
 #include "analysis/run_view.hpp"
 #include "parsers/run_loader.hpp"
+#include "reports/memory_heatmap_json.hpp"
 #include "reports/memory_heatmap_text.hpp"
 #include "tests/support/synthetic_run.hpp"
 
@@ -117,10 +118,13 @@ TEST(SamplingAnalysis, HeatmapPerLevelPuCoreAndTarget) {
     EXPECT_EQ(h.levels[0].per_core[h.core_of_pu[pu0]], 600u);
     // Local DRAM goes to both nodes' memory, one per issuing PU.
     ASSERT_EQ(h.levels[2].per_target.size(), 2u);
-    EXPECT_EQ(m.type(h.levels[2].per_target[0].first), ComponentType::Numa);
+    EXPECT_EQ(h.levels[2].per_target[0].type, ComponentType::Numa);
+    EXPECT_EQ(h.levels[2].per_target[0].samples, 400u) << "node 1's memory, from PU 8";
+    EXPECT_EQ(h.levels[2].per_target[0].os_index, 1);
+    EXPECT_EQ(h.pu_os[pu8], 8);
     EXPECT_EQ(h.first_touch_samples, 920u);
     ASSERT_EQ(h.first_touch_per_numa.size(), 2u);
-    EXPECT_EQ(m.os_index(h.first_touch_per_numa[0].first), 0);
+    EXPECT_EQ(h.first_touch_per_numa[0].first, 0);
     EXPECT_EQ(h.first_touch_per_numa[0].second, 900u);
 }
 
@@ -186,7 +190,7 @@ TEST(SamplingAnalysis, SingleNumaNodesAndRunsWithoutSamplesHaveNoFindings) {
 TEST(SamplingAnalysis, TerminalHeatmapShowsEachLevelShadedByPu) {
     TwoSocketRun t;
     const auto maps = build_memory_heatmaps(t.run.model);
-    const std::string text = render_memory_heatmaps(t.run.model, maps);
+    const std::string text = render_memory_heatmaps(maps);
     EXPECT_NE(text.find("Memory accesses on n01 (pebs, 2,200 samples), PUs in topology order (PUs 0..31):"),
               std::string::npos)
         << text;
@@ -205,4 +209,22 @@ TEST(SamplingAnalysis, TerminalHeatmapShowsEachLevelShadedByPu) {
     EXPECT_NE(local.find("|▇···············█···"), std::string::npos) << local;
     EXPECT_NE(text.find("First touch on n01 (pagefault, 920 samples): node 0 97.8 %, node 1 2.2 %"), std::string::npos)
         << text;
+}
+
+TEST(SamplingAnalysis, JsonCarriesEveryCount) {
+    TwoSocketRun t;
+    const nlohmann::json j = memory_heatmaps_to_json(build_memory_heatmaps(t.run.model));
+    ASSERT_EQ(j.size(), 1u);
+    EXPECT_EQ(j[0]["host"], "n01");
+    EXPECT_EQ(j[0]["pus"].size(), 32u);
+    EXPECT_EQ(j[0]["access_samples"], 2200);
+    const auto& remote = j[0]["levels"][3];
+    EXPECT_EQ(remote["level"], "remote_dram");
+    EXPECT_EQ(remote["samples"], 700);
+    EXPECT_EQ(remote["per_pu"][0], 700);
+    EXPECT_EQ(remote["targets"][0]["type"], "Numa");
+    EXPECT_EQ(remote["targets"][0]["os_index"], 1);
+    EXPECT_DOUBLE_EQ(remote["mean_latency"].get<double>(), 350.0);
+    EXPECT_EQ(j[0]["first_touch"]["per_numa"][1]["samples"], 20);
+    EXPECT_TRUE(j[0]["levels"][0]["mean_latency"].is_number());
 }

@@ -310,8 +310,11 @@ TEST(SamplingLive, DrainThreadKeepsUpWhereTheRingAloneWouldOverflow) {
     const auto [drained_samples, drained_lost] = faults_and_lost(true);
     EXPECT_GT(alone_lost, 0u) << "without a reader, a 64 KiB ring cannot hold 20000 samples";
     EXPECT_GE(alone_samples + alone_lost, kPages);
-    EXPECT_GE(drained_samples, kPages * 95 / 100) << "lost " << drained_lost;
-    EXPECT_LT(drained_lost, alone_lost);
+    // How much the drain thread saves depends on how soon a busy machine
+    // runs it; that it saves most, and that every sample is accounted for,
+    // does not.
+    EXPECT_GE(drained_samples + drained_lost, kPages);
+    EXPECT_LT(drained_lost * 4, alone_lost) << "drained " << drained_samples << ", lost " << drained_lost;
 }
 
 TEST(SamplingLive, UnavailableBackendsAreExplainedAndTheRestRuns) {

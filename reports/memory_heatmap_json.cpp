@@ -1,0 +1,52 @@
+#include "reports/memory_heatmap_json.hpp"
+
+namespace stacksage {
+
+nlohmann::json memory_heatmaps_to_json(const std::vector<NodeMemoryHeatmap>& heatmaps) {
+    using json = nlohmann::json;
+    json out = json::array();
+    for (const NodeMemoryHeatmap& h : heatmaps) {
+        json node;
+        node["host"] = h.host;
+        node["pus"] = h.pu_os;
+        std::vector<std::int64_t> core_of_pu;
+        for (std::size_t c : h.core_of_pu) core_of_pu.push_back(c == static_cast<std::size_t>(-1) ? -1 : static_cast<std::int64_t>(c));
+        node["core_of_pu"] = core_of_pu;
+        node["backends"] = h.backends;
+        node["access_samples"] = h.access_samples;
+        json levels = json::array();
+        for (const HeatmapLevel& l : h.levels) {
+            json targets = json::array();
+            for (const HeatmapLevel::Target& t : l.per_target)
+                targets.push_back({{"type", std::string(to_string(t.type))},
+                                   {"kind", t.kind},
+                                   {"os_index", t.os_index},
+                                   {"logical_index", t.logical_index},
+                                   {"samples", t.samples}});
+            levels.push_back({{"level", l.level},
+                              {"samples", l.samples},
+                              {"share", l.share},
+                              {"loads", l.loads},
+                              {"stores", l.stores},
+                              {"remote", l.remote},
+                              {"mean_latency", l.mean_latency >= 0 ? json(l.mean_latency) : json(nullptr)},
+                              {"per_pu", l.per_pu},
+                              {"per_core", l.per_core},
+                              {"targets", targets}});
+        }
+        node["levels"] = levels;
+        json numa = json::array();
+        for (const auto& [n, count] : h.first_touch_per_numa) numa.push_back({{"numa", n}, {"samples", count}});
+        node["first_touch"] = {{"samples", h.first_touch_samples},
+                               {"remote", h.first_touch_remote},
+                               {"per_pu", h.first_touch_per_pu},
+                               {"per_numa", numa}};
+        json papi = json::object();
+        for (const auto& [level, n] : h.papi_misses) papi[level] = n;
+        node["papi_misses"] = papi;
+        out.push_back(std::move(node));
+    }
+    return out;
+}
+
+}  // namespace stacksage

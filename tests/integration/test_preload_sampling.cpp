@@ -1,0 +1,169 @@
+// `stacksage run --sample=...` end to end: the real preload opens the
+// samplers in every thread from its trampoline and writes the sampling
+// summary next to the event log at exit (docs/sample-file.md).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "tests/integration/traced_run.hpp"
+
+namespace stacksage::testing {
+namespace {
+
+// Every page fault, and rings (512 KiB) that hold a whole test's faults,
+// so that a busy machine delaying the drain thread loses nothing.
+const std::map<std::string, std::string> kEveryFault = {{"STACKSAGE_SAMPLE_PERIOD_PAGEFAULT", "1"},
+                                                        {"STACKSAGE_SAMPLE_PAGES", "128"}};
+
+RunResult sampled_run(const TempDir& out, const std::string& sample, std::vector<std::string> command,
+                      std::map<std::string, std::string> env = {}) {
+    RunOptions o;
+    o.argv = {stacksage_binary(), "run", "--sample=" + sample, "-o", out.path().string(), "--"};
+    for (auto& c : command) o.argv.push_back(c);
+    o.preload = false;
+    o.env = std::move(env);
+    return run(o);
+}
+
+// The one process's event log and its summary (not read_logs: it takes
+// every *.jsonl for an event log).
+struct Recorded {
+    fs::path log, summary;
+    std::vector<nlohmann::json> events, records;
+};
+
+Recorded recorded(const TempDir& out) {
+    Recorded r;
+    for (const auto& host : fs::directory_iterator(out.path())) {
+        if (!host.is_directory()) continue;
+        for (const auto& f : fs::directory_iterator(host.path())) {
+            const std::string name = f.path().filename().string();
+            if (name.ends_with(".samples.jsonl")) r.summary = f.path();
+            else if (name.ends_with(".jsonl")) r.log = f.path();
+        }
+    }
+    const auto read = [](const fs::path& p, std::vector<nlohmann::json>& into) {
+        std::ifstream in(p);
+        for (std::string line; std::getline(in, line);) into.push_back(nlohmann::json::parse(line));
+    };
+    if (!r.log.empty()) read(r.log, r.events);
+    if (!r.summary.empty()) read(r.summary, r.records);
+    return r;
+}
+
+std::map<std::int64_t, std::uint64_t> page_faults_by_thread(const Recorded& r) {
+    std::map<std::int64_t, std::uint64_t> out;
+    for (const auto& rec : r.records)
+        if (rec["rec"] == "access" && rec["backend"] == "pagefault")
+            out[rec["tid"].get<std::int64_t>()] += rec["count"].get<std::uint64_t>();
+    return out;
+}
+
+std::vector<std::int64_t> worker_tids(const Recorded& r) {
+    std::vector<std::int64_t> tids;
+    for (const auto& e : r.events)
+        if (e["ev"] == "thread_start") tids.push_back(e["tid"].get<std::int64_t>());
+    return tids;
+}
+
+}  // namespace
+
+TEST(PreloadSampling, SerialFirstTouchShowsInThePageFaultsOfTheFirstThread) {
+    TempDir out;
+    // Every fault (period 1): 32 MiB are 8192 pages.
+    RunResult res = sampled_run(out, "pagefault,cpuclock",
+                                {example("memory_first_touch"), "--threads", "2", "--mib", "32"},
+                                kEveryFault);
+    ASSERT_EQ(res.exit_code(), 0) << res.err;
+    EXPECT_NE(res.err.find("stacksage run: sampling on"), std::string::npos) << res.err;
+    const Recorded r = recorded(out);
+    ASSERT_FALSE(r.summary.empty()) << "no sampling summary next to " << r.log;
+    ASSERT_FALSE(r.events.empty());
+    bool started = false, written = false;
+    for (const auto& e : r.events) {
+        if (e["ev"] == "sampling") started = e["started"].get<bool>();
+        if (e["ev"] == "samples") written = e["ok"].get<bool>() && e["file"] == r.summary.filename().string();
+    }
+    EXPECT_TRUE(started);
+    EXPECT_TRUE(written);
+    ASSERT_EQ(r.records.front()["rec"], "sampling");
+    EXPECT_EQ(r.records.back()["rec"], "end");
+
+    const std::vector<std::int64_t> workers = worker_tids(r);
+    ASSERT_EQ(workers.size(), 2u);
+    const auto faults = page_faults_by_thread(r);
+    // Thread 0 initialises all 8192 pages; thread 1 only reads. Samples a
+    // ring could not hold would be counted as lost, never silently dropped.
+    std::map<std::int64_t, std::uint64_t> lost;
+    for (const auto& rec : r.records)
+        if (rec["rec"] == "thread") lost[rec["tid"].get<std::int64_t>()] = rec["lost"].get<std::uint64_t>();
+    std::int64_t toucher = workers[0], reader = workers[1];
+    if (faults.count(reader) && (!faults.count(toucher) || faults.at(reader) > faults.at(toucher)))
+        std::swap(toucher, reader);  // start order need not be creation order
+    EXPECT_GE(faults.at(toucher) + lost[toucher], 8192u);
+    EXPECT_GE(faults.at(toucher), 8192u * 95 / 100);
+    EXPECT_LT(faults.count(reader) ? faults.at(reader) : 0, 200u) << "a reader faults only on its own stack";
+    std::uint64_t ran_on = 0;
+    for (const auto& rec : r.records)
+        if (rec["rec"] == "ran_on") ran_on += rec["count"].get<std::uint64_t>();
+    EXPECT_GT(ran_on, 0u) << "cpu-clock samples say where threads ran";
+}
+
+TEST(PreloadSampling, ParallelFirstTouchSpreadsThePageFaults) {
+    TempDir out;
+    RunResult res = sampled_run(out, "pagefault",
+                                {example("memory_first_touch"), "--threads", "2", "--mib", "32", "--parallel-init"},
+                                kEveryFault);
+    ASSERT_EQ(res.exit_code(), 0) << res.err;
+    const Recorded r = recorded(out);
+    const std::vector<std::int64_t> workers = worker_tids(r);
+    ASSERT_EQ(workers.size(), 2u);
+    const auto faults = page_faults_by_thread(r);
+    std::map<std::int64_t, std::uint64_t> lost;
+    for (const auto& rec : r.records)
+        if (rec["rec"] == "thread") lost[rec["tid"].get<std::int64_t>()] = rec["lost"].get<std::uint64_t>();
+    for (std::int64_t tid : workers) {
+        ASSERT_TRUE(faults.count(tid)) << tid;
+        EXPECT_GE(faults.at(tid) + lost[tid], 4096u) << "each thread first-touches its half";
+        EXPECT_GE(faults.at(tid), 4096u * 95 / 100);
+    }
+}
+
+TEST(PreloadSampling, OffWritesNothingAndBadListsAreRefused) {
+    TempDir out;
+    RunResult res = sampled_run(out, "off", {example("memory_first_touch"), "--mib", "4"},
+                                {{"STACKSAGE_SAMPLE", "pagefault"}});  // an outer setting must not win
+    ASSERT_EQ(res.exit_code(), 0) << res.err;
+    const Recorded r = recorded(out);
+    EXPECT_TRUE(r.summary.empty());
+    for (const auto& e : r.events) EXPECT_NE(e["ev"], "sampling");
+
+    TempDir out2;
+    RunResult bad = sampled_run(out2, "pebs,nope", {"/bin/true"});
+    EXPECT_EQ(bad.exit_code(), 2);
+    EXPECT_NE(bad.err.find("--sample: unknown backend 'nope'"), std::string::npos) << bad.err;
+}
+
+TEST(PreloadSampling, UnavailableBackendsAreExplainedAndTheRunGoesOn) {
+    TempDir out;
+    RunResult res = sampled_run(out, "auto", {example("memory_first_touch"), "--mib", "8"});
+    ASSERT_EQ(res.exit_code(), 0) << res.err;
+    const Recorded r = recorded(out);
+    ASSERT_FALSE(r.summary.empty());
+    int backends = 0;
+    for (const auto& rec : r.records) {
+        if (rec["rec"] != "backend") continue;
+        ++backends;
+        if (!rec["available"].get<bool>()) {
+            const std::string reason = rec["reason"];
+            EXPECT_GT(reason.size(), 20u) << rec.dump();
+            // The same reason reached the user before the run.
+            EXPECT_NE(res.err.find(reason), std::string::npos) << reason << "\n" << res.err;
+        }
+    }
+    EXPECT_EQ(backends, 5);
+}
+
+}  // namespace stacksage::testing
