@@ -1,5 +1,6 @@
 // `stacksage report OUT`: what the job did with the machine, in the terminal
-// (default) or as JSON.
+// (default) or as JSON; --html writes the page (docs/html-report.md) besides;
+// --format perfetto / graphml export the timeline / the merged model.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -12,7 +13,10 @@
 
 #include "cli/analysis_pipeline.hpp"
 #include "cli/commands.hpp"
+#include "reports/graphml_export.hpp"
+#include "reports/html_report.hpp"
 #include "reports/json_report.hpp"
+#include "reports/perfetto_export.hpp"
 #include "reports/text_report.hpp"
 
 namespace stacksage::cli {
@@ -23,6 +27,7 @@ struct ReportOptions {
     std::string format = "text";
     std::string color = "auto";
     std::string output;
+    std::string html;
     bool no_info = false;
     bool timings = false;
 };
@@ -39,6 +44,10 @@ int run_report(const ReportOptions& o) {
     std::string text;
     if (o.format == "json") {
         text = report_to_json(data).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    } else if (o.format == "perfetto") {
+        text = perfetto_trace(analysed->run.model).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    } else if (o.format == "graphml") {
+        text = model_to_graphml(analysed->run.model);
     } else {
         TextReportOptions t;
         // Colour only for a person at a terminal, and never against NO_COLOR.
@@ -46,6 +55,18 @@ int run_report(const ReportOptions& o) {
         t.color = o.color == "always" || (o.color == "auto" && to_terminal && (no_color == nullptr || *no_color == '\0'));
         t.show_info = !o.no_info;
         text = render_text_report(data, t);
+    }
+    if (!o.html.empty()) {
+        const std::string page = render_html_report(data, analysed->run.model);
+        std::ofstream out(o.html, std::ios::binary | std::ios::trunc);
+        out << page;
+        if (!out) {
+            fmt::print(stderr, "stacksage report: cannot write '{}'; check the path and its permissions\n", o.html);
+            return kExitUsage;
+        }
+        // The report itself still goes to standard output; this line says where the page is.
+        fmt::print(stderr, "stacksage report: wrote the HTML report to {} ({} KiB); open it in a browser\n", o.html,
+                   (page.size() + 1023) / 1024);
     }
     const double render_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (o.output.empty()) {
@@ -67,7 +88,9 @@ CommandRunner add_report_command(CLI::App& app) {
     auto options = std::make_shared<ReportOptions>();
     CLI::App* report = app.add_subcommand("report", "Report how a recorded run used the machine (warnings, suggestions)");
     report->add_option("directory", options->directory, "The directory `stacksage run` wrote")->required();
-    report->add_option("-f,--format", options->format, "Output format")->check(CLI::IsMember({"text", "json"}));
+    report->add_option("-f,--format", options->format, "Output format: text, json, perfetto (Chrome/Perfetto trace of the flows), graphml (the merged model)")->check(CLI::IsMember({"text", "json", "perfetto", "graphml"}));
+    report->add_option("--html", options->html,
+                       "Also write the HTML report (topology heatmaps, findings, flows, timeline) to this file");
     report->add_option("--color", options->color, "Colours in the text report")
         ->check(CLI::IsMember({"auto", "always", "never"}));
     report->add_option("-o,--output", options->output, "Write the report to this file instead of standard output");

@@ -11,7 +11,9 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libpapi-dev
   libopenmpi-dev openmpi-bin
-  clang libomp-dev
+  clang libomp-dev libclang-rt-14-dev   # libclang-rt: libFuzzer and the sanitizers for scripts/fuzz.sh
+  chromium nodejs          # the HTML report's browser test (tests/browser)
+  libxml2-utils            # xmllint: the GraphML export is checked with it
 )
 
 missing=()

@@ -1,0 +1,13 @@
+// The page around the data: inline CSS and the JavaScript that renders it
+// (reports/html_report_page.cpp). Kept apart from the data builder so the
+// page's code reads as one piece.
+#pragma once
+
+#include <string>
+
+namespace stacksage {
+
+// escaped_title: HTML-escaped already; data_json: from json_for_script_block.
+std::string html_page(const std::string& escaped_title, const std::string& data_json);
+
+}  // namespace stacksage

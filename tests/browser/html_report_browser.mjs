@@ -1,0 +1,305 @@
+// The HTML report in a real browser: Debian's chromium, headless, driven
+// through the Chrome DevTools Protocol over --remote-debugging-pipe (fds 3
+// and 4, NUL-separated JSON messages, as Playwright does), with no npm
+// package. Node 18 or newer.
+//
+//   node html_report_browser.mjs --cli stacksage --generator stacksage_html_run --artifacts DIR
+//       writes the 160-PU demo run, renders its page with `stacksage report --html`, and checks
+//       in the browser: no console error, 160 PU boxes, heatmap levels switch, a clicked finding
+//       highlights its PUs, the injected thread name and command line stay text, hover tooltips,
+//       node switching, table sorting and filtering; saves DIR/html-report.png.
+//   node html_report_browser.mjs --bench PAGE [--runs N] [--screenshot PNG]
+//       loads PAGE N times (default 5), each in a new tab, and prints (JSON) the time from
+//       navigation to the first painted frame after the page's script finished rendering.
+//
+// Exit status: 0 passed, 1 failed, 77 skipped (no chromium).
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const args = {};
+for (let i = 2; i < process.argv.length; i++) {
+  const a = process.argv[i];
+  if (a.startsWith('--')) args[a.slice(2)] = (i + 1 < process.argv.length && !process.argv[i + 1].startsWith('--')) ? process.argv[++i] : true;
+}
+
+function findChromium() {
+  const candidates = [process.env.STACKSAGE_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter(Boolean);
+  for (const c of candidates) if (fs.existsSync(c)) return c;
+  return null;
+}
+
+class Browser {
+  static async launch(executable) {
+    const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'stacksage-chromium-'));
+    const flags = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-extensions',
+      '--disable-default-apps', '--disable-dev-shm-usage', '--mute-audio', '--hide-scrollbars', `--user-data-dir=${profile}`,
+      '--remote-debugging-pipe', 'about:blank'];
+    const child = spawn(executable, flags, { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
+    const b = new Browser(child, profile);
+    let stderr = '';
+    child.stderr.on('data', d => { stderr += d; });
+    child.on('exit', code => { b.exited = true; for (const [, p] of b.pending) p.reject(new Error(`chromium exited (${code}): ${stderr.slice(-2000)}`)); b.pending.clear(); });
+    await b.send('Target.setDiscoverTargets', { discover: true });
+    return b;
+  }
+  constructor(child, profile) {
+    this.child = child; this.profile = profile; this.id = 0; this.pending = new Map(); this.listeners = []; this.buffer = '';
+    this.out = child.stdio[3]; this.in = child.stdio[4];
+    this.in.setEncoding('utf8');
+    this.in.on('data', chunk => {
+      this.buffer += chunk;
+      let at;
+      while ((at = this.buffer.indexOf('\0')) >= 0) {
+        const msg = JSON.parse(this.buffer.slice(0, at));
+        this.buffer = this.buffer.slice(at + 1);
+        if (msg.id !== undefined && this.pending.has(msg.id)) {
+          const p = this.pending.get(msg.id); this.pending.delete(msg.id);
+          if (msg.error) p.reject(new Error(`${p.method}: ${msg.error.message}`)); else p.resolve(msg.result);
+        } else for (const l of this.listeners) l(msg);
+      }
+    });
+  }
+  send(method, params = {}, sessionId = undefined) {
+    const id = ++this.id;
+    const msg = { id, method, params }; if (sessionId) msg.sessionId = sessionId;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject, method });
+      this.out.write(JSON.stringify(msg) + '\0');
+    });
+  }
+  on(fn) { this.listeners.push(fn); }
+  async newPage(width = 1500, height = 1000) {
+    const { targetId } = await this.send('Target.createTarget', { url: 'about:blank' });
+    const { sessionId } = await this.send('Target.attachToTarget', { targetId, flatten: true });
+    const page = new Page(this, sessionId);
+    await page.send('Page.enable'); await page.send('Runtime.enable'); await page.send('Log.enable');
+    await page.send('Emulation.setDeviceMetricsOverride', { width, height, deviceScaleFactor: 1, mobile: false });
+    return page;
+  }
+  async close() {
+    try { await Promise.race([this.send('Browser.close'), new Promise(r => setTimeout(r, 3000))]); } catch (e) { /* already gone */ }
+    if (!this.exited) this.child.kill('SIGKILL');
+    fs.rmSync(this.profile, { recursive: true, force: true });
+  }
+}
+
+class Page {
+  constructor(browser, sessionId) {
+    this.b = browser; this.sessionId = sessionId; this.errors = []; this.loaded = null;
+    browser.on(msg => {
+      if (msg.sessionId !== sessionId) return;
+      if (msg.method === 'Runtime.consoleAPICalled' && (msg.params.type === 'error' || msg.params.type === 'assert'))
+        this.errors.push('console.' + msg.params.type + ': ' + msg.params.args.map(a => a.value ?? a.description).join(' '));
+      if (msg.method === 'Runtime.exceptionThrown') this.errors.push('exception: ' + (msg.params.exceptionDetails.exception?.description || msg.params.exceptionDetails.text));
+      if (msg.method === 'Log.entryAdded' && msg.params.entry.level === 'error') this.errors.push('log: ' + msg.params.entry.text);
+      if (msg.method === 'Page.loadEventFired' && this.loaded) { this.loaded(); this.loaded = null; }
+    });
+  }
+  send(method, params) { return this.b.send(method, params, this.sessionId); }
+  async goto(url) {
+    const loaded = new Promise(r => { this.loaded = r; });
+    await this.send('Page.navigate', { url });
+    await loaded;
+  }
+  async eval(expression) {
+    const r = await this.send('Runtime.evaluate', { expression, returnByValue: true, awaitPromise: true });
+    if (r.exceptionDetails) throw new Error('evaluate failed: ' + (r.exceptionDetails.exception?.description || r.exceptionDetails.text) + '\n' + expression);
+    return r.result.value;
+  }
+  async waitFor(expression, timeoutMs = 10000) {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      if (await this.eval(expression)) return;
+      if (Date.now() > until) throw new Error('timed out waiting for ' + expression);
+      await new Promise(r => setTimeout(r, 20));
+    }
+  }
+  // A real mouse click at the centre of the element the selector finds.
+  async click(selector) {
+    const box = await this.eval(`(() => { const e = document.querySelector(${JSON.stringify(selector)}); if (!e) return null; e.scrollIntoView({block: 'center'}); const r = e.getBoundingClientRect(); return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()`);
+    if (!box) throw new Error('nothing to click: ' + selector);
+    for (const type of ['mouseMoved', 'mousePressed', 'mouseReleased'])
+      await this.send('Input.dispatchMouseEvent', { type, x: box.x, y: box.y, button: 'left', clickCount: 1 });
+  }
+  async hover(selector) {
+    const box = await this.eval(`(() => { const e = document.querySelector(${JSON.stringify(selector)}); e.scrollIntoView({block: 'center'}); const r = e.getBoundingClientRect(); return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()`);
+    await this.send('Input.dispatchMouseEvent', { type: 'mouseMoved', x: box.x, y: box.y });
+  }
+  // Chooses an option as a user would: the value changes and 'change' fires.
+  async select(selector, value) {
+    await this.eval(`(() => { const s = document.querySelector(${JSON.stringify(selector)}); s.value = ${JSON.stringify(value)}; s.dispatchEvent(new Event('change', {bubbles: true})); })()`);
+  }
+  async screenshot(file) {
+    await this.eval('window.scrollTo(0, 0)');
+    const { cssContentSize } = await this.send('Page.getLayoutMetrics');
+    const height = Math.min(Math.ceil(cssContentSize.height), +(args['screenshot-height'] || 6000));
+    const { data } = await this.send('Page.captureScreenshot', { format: 'png', captureBeyondViewport: true, clip: { x: 0, y: 0, width: Math.ceil(cssContentSize.width), height, scale: 1 } });
+    fs.writeFileSync(file, Buffer.from(data, 'base64'));
+  }
+}
+
+let failures = 0;
+function check(ok, what, got) {
+  if (ok) console.log('ok   ' + what);
+  else { failures++; console.log('FAIL ' + what + (got !== undefined ? ' (got ' + JSON.stringify(got) + ')' : '')); }
+}
+
+async function functionalTest(chromium) {
+  const artifacts = path.resolve(args.artifacts || 'test-artifacts/browser');
+  fs.mkdirSync(artifacts, { recursive: true });
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'stacksage-browser-'));
+  const run = path.join(work, 'run'), html = path.join(artifacts, 'html-report.html');
+  execFileSync(args.generator, ['demo', run], { stdio: 'inherit' });
+  execFileSync(args.cli, ['report', run, '--html', html], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const injectedName = '</script><script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">';
+  const injectedExe = '/opt/app/bin/app<img src=x onerror=window.__pwned=3>&amp;</script>';
+
+  const browser = await Browser.launch(chromium);
+  try {
+    const page = await browser.newPage();
+    await page.goto(pathToFileURL(html).href);
+    await page.waitFor("document.body && document.body.getAttribute('data-ready') === '1'");
+    check(page.errors.length === 0, 'the page loads with no console error', page.errors);
+
+    // The real 160-PU Sapphire Rapids node is drawn first.
+    check(await page.eval("document.getElementById('node-select').selectedOptions[0].textContent") === 'n01', 'node n01 is selected first');
+    const pus = await page.eval("document.querySelectorAll('#topo .pu').length");
+    check(pus === 160, '160 PU boxes are drawn for the 160-PU topology', pus);
+    const packages = await page.eval("document.querySelectorAll('#topo > .box.package').length");
+    check(packages === 2, 'two package boxes', packages);
+    const puNumbers = await page.eval("Array.from(document.querySelectorAll('#topo .pu')).map(e => +e.textContent).sort((a, b) => a - b).join(',')");
+    check(puNumbers === Array.from({ length: 160 }, (_, i) => i).join(','), 'the PU boxes are PUs 0-159, each once');
+    const gridCells = await page.eval("document.querySelectorAll('#grid .cell').length");
+    check(gridCells === 2, 'the summary grid has one cell per node', gridCells);
+    check(await page.eval("document.querySelector('#grid .cell[data-node=\"0\"]').classList.contains('sev-warning')"), 'n01\'s cell is coloured by its worst finding (warning)');
+
+    // Flows-allowed colours: PU 40 over-subscribed (red), PU 3 one flow (green), PU 100 idle.
+    const bg = n => page.eval(`getComputedStyle(Array.from(document.querySelectorAll('#topo .pu')).find(e => e.textContent === '${n}')).backgroundColor`);
+    check(await bg(40) === 'rgb(224, 83, 63)', 'PU 40 is coloured over-subscribed', await bg(40));
+    check(await bg(3) === 'rgb(124, 196, 127)', 'PU 3 is coloured exactly one flow', await bg(3));
+    check(await bg(100) === 'rgb(228, 231, 235)', 'PU 100 is coloured idle', await bg(100));
+
+    // Heatmap levels.
+    await page.select('#mode', 'memory');
+    const levels = await page.eval("Array.from(document.querySelectorAll('#level option')).map(o => o.value).join(',')");
+    check(levels === 'L1,L2,L3,local_dram,remote_dram', 'the level selector lists the sampled levels', levels);
+    await page.select('#level', 'L1');
+    const l1pu0 = await bg(0), l1pu7 = await bg(7), l1legend = await page.eval("document.getElementById('legend').textContent");
+    check(l1pu0 !== 'rgb(255, 255, 255)' && l1pu7 !== l1pu0, 'L1: PUs 0 and 7 are shaded by their counts', [l1pu0, l1pu7]);
+    check(l1legend.includes('served by L1'), 'the legend names the level', l1legend);
+    await page.select('#level', 'remote_dram');
+    check(await bg(0) === 'rgb(255, 255, 255)' && await bg(5) !== 'rgb(255, 255, 255)', 'remote DRAM: PU 0 has none, PU 5 some', [await bg(0), await bg(5)]);
+    check((await page.eval("document.getElementById('legend').textContent")).includes('served by remote_dram'), 'the legend follows the level switch');
+    await page.hover('#topo .pu[data-pu]:first-child');
+    const tip = await page.eval("document.getElementById('tip').style.display === 'block' ? document.getElementById('tip').textContent : ''");
+    check(/PU P#\d+ on n01/.test(tip) && tip.includes('remote_dram:'), 'hovering a PU shows its numbers', tip);
+    await page.select('#mode', 'cpu');
+    check((await page.eval("document.getElementById('legend').textContent")).includes('CPU time per PU'), 'CPU time mode has its legend');
+
+    // Clicking a finding highlights its PUs.
+    const index = await page.eval("(() => { const d = JSON.parse(document.getElementById('stacksage-data').textContent); return d.findings.findIndex(f => f.code === 'overloaded-resources' && f.node === 'n01'); })()");
+    check(index >= 0, 'the over-subscription finding is listed', index);
+    await page.click(`.finding[data-finding="${index}"]`);
+    const lit = await page.eval("Array.from(document.querySelectorAll('#topo .pu.hl')).map(e => e.textContent).sort((a, b) => a - b).join(',')");
+    check(lit === '40,41,42,43', 'clicking it highlights PUs 40-43', lit);
+    const litCores = await page.eval("document.querySelectorAll('#topo .box.core.hl').length");
+    check(litCores === 4, 'and their 4 cores', litCores);
+    check(await page.eval(`document.querySelector('.finding[data-finding="${index}"]').classList.contains('sel')`), 'the clicked finding is marked');
+
+    // The injections stay text.
+    await page.eval("document.getElementById('all-nodes').click()");
+    check(await page.eval('window.__pwned === undefined'), 'no injected script or handler ran');
+    check(await page.eval("document.querySelectorAll('img, script').length") === 2, 'no element was injected (only the two scripts of the page)');
+    const cells = await page.eval("Array.from(document.querySelectorAll('#flows td')).map(td => td.textContent)");
+    check(cells.includes(injectedName), 'the injected thread name is shown as text in the flow table');
+    const cmd = await page.eval("Array.from(document.querySelectorAll('#procs td')).map(td => td.textContent)");
+    check(cmd.some(c => c.includes(injectedExe)), 'the injected command line is shown as text');
+    const titles = await page.eval("Array.from(document.querySelectorAll('#timeline title')).map(t => t.textContent).join('\\n')");
+    check(titles.includes(injectedName), 'the timeline tooltip shows the name as text');
+
+    // Table: filter and sort.
+    await page.eval("(() => { const f = document.getElementById('flow-filter'); f.value = 'n02'; f.dispatchEvent(new Event('input')); })()");
+    const filtered = await page.eval("document.querySelectorAll('#flows tbody tr').length");
+    check(filtered === 8, 'filtering the flows by host keeps n02\'s 8', filtered);
+    await page.eval("(() => { const f = document.getElementById('flow-filter'); f.value = ''; f.dispatchEvent(new Event('input')); })()");
+    await page.click('#flows th[data-col="3"]');
+    await page.click('#flows th[data-col="3"]');
+    const tids = await page.eval("Array.from(document.querySelectorAll('#flows tbody tr')).map(r => +r.children[3].textContent)");
+    check(tids.length === 24 && tids.every((t, i) => i === 0 || tids[i - 1] >= t), 'sorting by tid (descending after two clicks)', tids.slice(0, 4));
+
+    // Timeline: lifetimes per runtime and the affinity change.
+    const bars = await page.eval("document.querySelectorAll('#timeline rect[data-tid]').length");
+    check(bars === 16, 'the timeline draws n01\'s 16 flows', bars);
+    check(await page.eval("document.querySelectorAll('#timeline rect.affinity').length") === 1, 'and one affinity change');
+
+    // Screenshot of n01 with the finding highlighted and the memory heatmap.
+    await page.eval("document.getElementById('all-nodes').click()");
+    await page.select('#mode', 'allowed');
+    await page.click(`.finding[data-finding="${index}"]`);
+    await page.screenshot(path.join(artifacts, 'html-report.png'));
+    console.log('screenshot: ' + path.join(artifacts, 'html-report.png'));
+    await page.select('#mode', 'memory');
+    await page.select('#level', 'L1');
+    args['screenshot-height'] = 760;
+    await page.screenshot(path.join(artifacts, 'html-report-memory-L1.png'));
+    delete args['screenshot-height'];
+
+    // Another node from the grid.
+    await page.click('#grid .cell[data-node="1"]');
+    const pus2 = await page.eval("document.querySelectorAll('#topo .pu').length");
+    check(pus2 === 16, 'clicking n02\'s cell draws its 16 PUs', pus2);
+    check(await page.eval("document.getElementById('level').disabled"), 'n02 has no memory samples: no level to choose');
+    check(page.errors.length === 0, 'still no console error', page.errors);
+  } finally {
+    await browser.close();
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+async function bench(chromium) {
+  const url = pathToFileURL(path.resolve(args.bench)).href, runs = +(args.runs || 5);
+  const browser = await Browser.launch(chromium);
+  const results = [];
+  try {
+    for (let i = 0; i < runs; i++) {
+      const page = await browser.newPage();
+      const t0 = Date.now();
+      await page.goto(url);
+      await page.waitFor("document.body && document.body.getAttribute('data-ready') === '1'", 60000);
+      // Then the first frame with that DOM: style, layout and paint included.
+      await page.eval('new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))');
+      const wall = Date.now() - t0;
+      const script = await page.eval('window.stacksageRenderMs');
+      const pus = await page.eval("document.querySelectorAll('#topo .pu').length");
+      // Switching to another node redraws its topology, findings, timeline and tables.
+      const other = Math.min(7, (await page.eval("document.querySelectorAll('#grid .cell').length")) - 1);
+      const switchMs = await page.eval(`(() => { const t = performance.now(); document.querySelector('#grid .cell[data-node="${other}"]').click(); return new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(performance.now() - t)))); })()`);
+      results.push({ load_to_rendered_ms: wall, script_ms: Math.round(script), switch_node_ms: Math.round(switchMs), pus_drawn: pus, errors: page.errors.length });
+      if (args.screenshot && i === runs - 1) await page.screenshot(args.screenshot);
+      await page.send('Page.close').catch(() => {});
+    }
+  } finally { await browser.close(); }
+  const walls = results.map(r => r.load_to_rendered_ms).sort((a, b) => a - b);
+  const summary = { page: args.bench, bytes: fs.statSync(args.bench).size, runs: results, median_ms: walls[Math.floor(walls.length / 2)], max_ms: walls[walls.length - 1] };
+  console.log(JSON.stringify(summary, null, 1));
+  console.log(`render: median ${summary.median_ms} ms, max ${summary.max_ms} ms over ${results.length} loads, switching nodes ${Math.max(...results.map(r => r.switch_node_ms))} ms at most (${results[0].pus_drawn} PUs drawn, ${results.reduce((n, r) => n + r.errors, 0)} console errors); page ${summary.bytes} bytes`);
+  if (results.some(r => r.errors)) failures++;
+}
+
+const chromium = findChromium();
+if (!chromium) {
+  console.log('SKIP: chromium is not installed (scripts/install-deps.sh installs it; `make test` runs it)');
+  process.exit(77);
+}
+try {
+  if (args.bench) await bench(chromium); else await functionalTest(chromium);
+} catch (e) {
+  console.log('FAIL ' + (e.stack || e));
+  failures++;
+}
+console.log(failures ? `${failures} check(s) failed` : 'all checks passed');
+process.exit(failures ? 1 : 0);
