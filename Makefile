@@ -4,7 +4,11 @@ MAKEFLAGS += --no-print-directory
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: all demo test build deps clean
+# Executions per fuzz target in `make fuzz`, the long campaign (`make test`
+# runs a bounded, repeatable run: scripts/fuzz.sh --bounded).
+FUZZ_RUNS ?= 10000000
+
+.PHONY: all demo test fuzz build deps clean
 
 all: build
 
@@ -20,6 +24,13 @@ demo: build
 
 test: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600
+	@echo "== The unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer"
+	@scripts/sanitized-tests.sh
+	@echo "== A bounded run of every fuzz target"
+	@scripts/fuzz.sh --bounded
+
+fuzz: deps
+	@scripts/fuzz.sh --runs $(FUZZ_RUNS)
 
 clean:
 	rm -rf $(BUILD_DIR)

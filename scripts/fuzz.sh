@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang, ASan+UBSan) and runs each one.
-#   scripts/fuzz.sh --seconds N    each target for N seconds (make test: a bounded run)
+#   scripts/fuzz.sh --bounded      make test: a fixed number of executions per target
+#                                  (about a minute each here), with a fixed seed and the
+#                                  seed corpus only, so every run repeats the same inputs
+#   scripts/fuzz.sh --seconds N    each target for N seconds, growing the corpus
 #   scripts/fuzz.sh --runs N       each target for N executions (make fuzz: the campaign)
 # Corpora grow in $FUZZ_BUILD_DIR/corpus/<target> (default build-fuzz/); a
 # crash stops the script with its input in $FUZZ_BUILD_DIR/artifacts/.
@@ -10,16 +13,31 @@ build=${FUZZ_BUILD_DIR:-$root/build-fuzz}
 mode=${1:---seconds}
 amount=${2:-60}
 case "$mode" in
+  --bounded) limit="" ;;
   --seconds) limit="-max_total_time=$amount" ;;
   --runs) limit="-runs=$amount" ;;
-  *) echo "usage: scripts/fuzz.sh --seconds N | --runs N" >&2; exit 2 ;;
+  *) echo "usage: scripts/fuzz.sh --bounded | --seconds N | --runs N" >&2; exit 2 ;;
 esac
+# --bounded: executions per target, sized to about a minute each on this
+# 2-core machine (the targets' speeds differ by 30x).
+bounded_runs() {
+  case "$1" in
+    fuzz_cpuset) echo 120000 ;;
+    fuzz_hwloc_xml) echo 6000 ;;
+    fuzz_model_json) echo 15000 ;;
+    fuzz_snapshot) echo 200000 ;;
+    *) echo 10000 ;;
+  esac
+}
 
 cmake -S "$root" -B "$build" -DSTACKSAGE_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
 cmake --build "$build" -j "$(nproc)"
 
 corpus=$build/corpus
+# A bounded run starts from the seeds alone, so that it is the same run
+# everywhere; the campaign's corpus lives on in corpus/.
+[ "$mode" = --bounded ] && corpus=$build/corpus-bounded && rm -rf "$corpus"
 mkdir -p "$corpus" "$build/artifacts"
 # Seeds: the real topologies and what our writers make of them.
 mkdir -p "$corpus/fuzz_hwloc_xml" "$corpus/fuzz_cpuset"
@@ -30,23 +48,31 @@ printf '0x00000003,0xffffffff' > "$corpus/fuzz_cpuset/mask"
 "$build/tests/fuzz/fuzz_make_seeds" "$root/tests/data" "$corpus" >/dev/null
 
 # Leaks inside libhwloc are hwloc's, not ours: see the comments in the file.
-export LSAN_OPTIONS="suppressions=$root/tests/fuzz/lsan.supp:print_suppressions=0"
+export LSAN_OPTIONS="suppressions=$root/tests/sanitizers/lsan.supp:print_suppressions=0"
 
 status=0
+passed=0
+failed=0
 for target in "$build"/tests/fuzz/fuzz_*; do
   name=$(basename "$target")
   [ "$name" = fuzz_make_seeds ] && continue
   [ -x "$target" ] || continue
   mkdir -p "$corpus/$name"
-  echo "== $name ($mode $amount)"
+  this_limit=$limit
+  [ "$mode" = --bounded ] && this_limit="-runs=$(bounded_runs "$name") -seed=1"
+  echo "== $name (${this_limit:-$mode $amount})"
   # hwloc may print its own complaints about broken XML on stderr; the
   # fuzzer's final statistics are what we keep.
-  if ! "$target" "$corpus/$name" $limit -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
+  if ! "$target" "$corpus/$name" $this_limit -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
       -artifact_prefix="$build/artifacts/$name-" > "$build/$name.log" 2>&1; then
     echo "   CRASH: see $build/$name.log and $build/artifacts/" >&2
     tail -40 "$build/$name.log" >&2
     status=1
+    failed=$((failed + 1))
+  else
+    passed=$((passed + 1))
   fi
   grep -E "stat::number_of_executed_units|stat::peak_rss_mb|cov: " "$build/$name.log" | tail -3 | sed 's/^/   /'
 done
+echo "fuzz: $passed passed, $failed failed"
 exit $status

@@ -24,7 +24,7 @@ std::string read_file(const fs::path& p) {
 }  // namespace
 
 // hwloc's own XML reader gives up on this file (and leaks inside libhwloc
-// while doing so, see tests/fuzz/lsan.supp); we must report it cleanly.
+// while doing so, see tests/sanitizers/lsan.supp); we must report it cleanly.
 TEST(FuzzRegressions, HwlocXmlThatHwlocGivesUpOn) {
     auto path = kRegressions / "hwloc-xml-import-leak.xml";
     ASSERT_TRUE(fs::exists(path));
