@@ -156,7 +156,7 @@ bool is_hwloc_bitmap(std::string_view v) {
         // hwloc writes zero words as nothing ("0x1,,0x0"); a bitmap is never empty.
         if (word.size() > 16 || (word.empty() && comma == std::string_view::npos && v.size() == 0)) return false;
         for (char c : word)
-            if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
+            if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) return false;
         if (comma == std::string_view::npos) return true;
         v.remove_prefix(comma + 1);
     }
