@@ -1,8 +1,12 @@
 /* Short-lived threads: 1,000 by default, ten alive at a time.
- * Usage: many_threads [count] */
+ * Usage: many_threads [count] [close-fds]
+ *   close-fds: first close every descriptor above stderr, as a daemon does
+ *   (the recorder's included) */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 static void* work(void* arg) {
     volatile long x = (long)arg;
@@ -12,6 +16,10 @@ static void* work(void* arg) {
 
 int main(int argc, char** argv) {
     int count = argc > 1 ? atoi(argv[1]) : 1000;
+    if (argc > 2 && strcmp(argv[2], "close-fds") == 0) {
+        long max = sysconf(_SC_OPEN_MAX);
+        for (long fd = 3; fd < (max > 0 ? max : 65536); ++fd) close((int)fd);
+    }
     pthread_t batch[10];
     int done = 0;
     while (done < count) {

@@ -79,21 +79,51 @@ Result<EventLogSummary> parse_event_log(std::string_view text, const std::string
         std::string_view line = text.substr(at, end - at);
         at = has_newline ? end + 1 : end;
         ++line_no;
-        const bool is_last = at >= text.size();
+        bool is_last = at >= text.size();
+        // NUL bytes: the recorder writes through a file mapping, and a
+        // process killed before its exit leaves the unused tail of the file
+        // zero-filled, and a line whose copy was cut leaves NULs where its
+        // missing bytes would be. Skip every NUL run; the text before the
+        // last run is what remains of torn lines, the text after it may be a
+        // whole line.
+        if (const std::size_t last_nul = line.rfind('\0'); last_nul != std::string_view::npos) {
+            for (std::size_t i = 0; i < last_nul;) {
+                const std::size_t j = line.find('\0', i);
+                const std::string_view piece = line.substr(i, j - i);
+                // The recorder escapes every control byte: other ones next to
+                // NULs mean a binary file.
+                for (const char c : piece)
+                    if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\r')
+                        return corrupt(name, line_no, "binary data (NUL bytes) in the file");
+                if (!piece.empty()) ++summary.torn_lines;
+                i = j + 1;
+            }
+            line.remove_prefix(last_nul + 1);
+            if (line.empty()) continue;
+            for (const char c : line)
+                if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\r')
+                    return corrupt(name, line_no, "binary data (NUL bytes) in the file");
+            // The tail of a line whose start was never copied: torn, wherever it is.
+            if (!doc.parse(line) || doc.type(doc.root()) != JsonType::Object ||
+                !doc.get_int("v") || !doc.get_string("ev")) {
+                ++summary.torn_lines;
+                continue;
+            }
+            is_last = is_last || text.find_first_not_of('\0', at) == std::string_view::npos;
+        } else {
+            if (!is_last && text.find_first_not_of(std::string_view("\0", 1), at) == std::string_view::npos)
+                is_last = true;  // only NULs follow: the unused tail of a killed process's log
+        }
         if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
         if (line.find_first_not_of(" \t") == std::string_view::npos) {
             if (is_last) break;
             continue;  // blank lines carry nothing
         }
-        // A zero byte never occurs in text the recorder writes: it marks a
-        // binary file or a block the file system zero-filled after a crash.
-        const bool has_nul = line.find('\0') != std::string_view::npos;
-        if (has_nul || !doc.parse(line) || doc.type(doc.root()) != JsonType::Object) {
+        if (!doc.parse(line) || doc.type(doc.root()) != JsonType::Object) {
             if (is_last) {
                 summary.torn_last_line = true;
                 break;
             }
-            if (has_nul) return corrupt(name, line_no, "binary data (NUL bytes) in the file");
             if (doc.type(doc.root()) != JsonType::Object && doc.error().empty())
                 return corrupt(name, line_no, "not a JSON object");
             return corrupt(name, line_no,

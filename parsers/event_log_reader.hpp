@@ -5,6 +5,10 @@
 // and "tid". What real runs leave behind is tolerated:
 //  - a torn last line (the process was killed in the middle of a write, or
 //    the disk filled up): ignored, and said in the summary;
+//  - NUL bytes (the recorder writes through a file mapping: a killed
+//    process leaves the unused end of its file zero-filled, and lines other
+//    threads were copying at that moment with NULs in them): NUL runs are
+//    skipped and the pieces of torn lines around them ignored and counted;
 //  - events this reader does not know (a newer recorder): counted by name
 //    and skipped;
 //  - a newer schema version: read as far as the fields this reader knows.
@@ -42,6 +46,9 @@ struct EventLogSummary {
     std::size_t lines = 0;          // complete lines read
     std::size_t events = 0;         // events handed to the callback
     bool torn_last_line = false;    // a last line that is not a complete event was ignored
+    // Pieces of lines cut by NUL bytes (a process killed while other threads
+    // were copying their lines into the log's mapping): ignored.
+    std::size_t torn_lines = 0;
     std::size_t truncated_events = 0;
     int newest_version = 0;         // highest "v" seen
     std::map<std::string, std::size_t, std::less<>> unknown_events;  // name -> count, skipped

@@ -268,7 +268,7 @@ Result<ProcessImage> interpret(const std::string& name,
                           problem + "; the file is skipped");
     if (image.pid < 0)
         return make_error(name + ": the event log holds no complete event" +
-                          std::string(summary->torn_last_line ? " (only a torn line)" : "") +
+                          std::string(summary->torn_last_line || summary->torn_lines > 0 ? " (only torn lines)" : "") +
                           "; the file is skipped");
     image.summary = std::move(*summary);
     interpreter.finish();

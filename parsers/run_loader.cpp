@@ -336,6 +336,11 @@ private:
                 note(LoadNote::Level::Info, file,
                      "the last line is torn (the process was killed while writing, or the disk filled up); it is "
                      "ignored");
+            if (image.summary.torn_lines > 0)
+                note(LoadNote::Level::Info, file,
+                     std::to_string(image.summary.torn_lines) +
+                         " torn line(s) among NUL bytes (the process was killed while writing them); "
+                         "they are ignored");
             if (!image.summary.unknown_events.empty()) {
                 std::string names;
                 for (const auto& [name, count] : image.summary.unknown_events)

@@ -2,7 +2,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <cstring>
 
@@ -48,6 +50,8 @@ bool EventLog::open(const char* out_dir, const char* host, long rank, int pid, c
         return false;
     }
     host_dir_fd_ = move_to_high_fd(static_cast<int>(dir_fd));
+    out_dir_ = out_dir;
+    host_ = host;
     if (!create(rank, pid)) {
         msg.add("cannot create an event log in '").add(out_dir).add("/").add(host).add("' (").add(
             strerrordesc_np(static_cast<int>(-write_error_))).add(")");
@@ -58,6 +62,26 @@ bool EventLog::open(const char* out_dir, const char* host, long rank, int pid, c
     return true;
 }
 
+namespace {
+
+// How long a writer waits for another thread that is growing the file before
+// it writes its line with pwrite instead.
+constexpr int kLockYields = 100000;
+constexpr long kMadvPopulateWrite = 23;  // MADV_POPULATE_WRITE, Linux >= 5.14
+
+long pwrite_all(int fd, const char* buf, std::size_t len, std::uint64_t offset) {
+    std::size_t done = 0;
+    while (done < len) {
+        long n = raw::pwrite(fd, buf + done, len - done, offset + done);
+        if (n == -EINTR) continue;
+        if (n <= 0) return n < 0 ? n : -EIO;
+        done += static_cast<std::size_t>(n);
+    }
+    return static_cast<long>(done);
+}
+
+}  // namespace
+
 bool EventLog::create(long rank, int pid) {
     for (int attempt = 0; attempt < 100; ++attempt) {
         TextBuffer name(name_, sizeof name_);
@@ -65,13 +89,23 @@ bool EventLog::create(long rank, int pid) {
         name.add("pid-").add_uint(static_cast<unsigned>(pid));
         if (attempt > 0) name.add(".").add_uint(static_cast<unsigned>(attempt));
         name.add(".jsonl");
+        // O_RDWR, not O_APPEND: the file is mapped, and each line goes to the
+        // range its writer reserved.
         long fd = raw::openat(host_dir_fd_, name_,
-                              O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
-                              0644);
+                              O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd >= 0) {
             fd_ = move_to_high_fd(static_cast<int>(fd));
             write_error_ = 0;
             image_ = attempt;
+            struct stat st{};
+            if (raw::fstat(fd_, &st) == 0) {
+                dev_ = st.st_dev;
+                ino_ = st.st_ino;
+            }
+            // The first chunk now: no other thread writes yet (before Ready,
+            // or in a child of fork), so no lock.
+            use_mapping_.store(true, std::memory_order_relaxed);
+            grow_to(1);
             return true;
         }
         write_error_ = fd;
@@ -80,23 +114,208 @@ bool EventLog::create(long rank, int pid) {
     return false;
 }
 
+void EventLog::reset_mapping() {
+    const std::size_t n = mapped_chunks_.load(std::memory_order_relaxed);
+    for (std::size_t i = 0; i < n && i < kMaxChunks; ++i) {
+        if (chunk_[i] != nullptr) raw::munmap(chunk_[i], kChunk);
+        chunk_[i] = nullptr;
+    }
+    mapped_chunks_.store(0, std::memory_order_relaxed);
+    next_.store(0, std::memory_order_relaxed);
+    use_mapping_.store(false, std::memory_order_relaxed);
+    failed_.store(false, std::memory_order_relaxed);
+    lock_owner_.store(0, std::memory_order_relaxed);
+    failed_end_.store(~std::uint64_t{0}, std::memory_order_relaxed);
+}
+
 bool EventLog::reopen_in_child(long rank, int pid) {
-    if (fd_ >= 0) raw::close(fd_);  // the parent's log is the parent's
+    // The parent's log is the parent's: its mapping (inherited, shared with
+    // the parent's file) is dropped before anything is written.
+    reset_mapping();
+    if (fd_ >= 0) raw::close(fd_);
     fd_ = -1;
+    write_error_ = 0;
     if (host_dir_fd_ < 0) return false;
     return create(rank, pid);
 }
 
+void EventLog::copy_out(std::uint64_t offset, const char* line, std::size_t len) {
+    const std::size_t index = static_cast<std::size_t>(offset / kChunk);
+    const std::size_t in = static_cast<std::size_t>(offset % kChunk);
+    const std::size_t first = len < kChunk - in ? len : kChunk - in;
+    std::memcpy(chunk_[index] + in, line, first);
+    if (first < len) std::memcpy(chunk_[index + 1], line + first, len - first);
+}
+
 bool EventLog::write(const char* line, std::size_t len) {
-    int fd = fd_;
-    if (fd < 0) return false;
-    long n = raw::write_all(fd, line, len);
+    if (len == 0) return true;
+    const std::uint64_t old = next_.fetch_add(len, std::memory_order_relaxed);
+    const bool finished = (old & kFinished) != 0;
+    const std::uint64_t offset = old & ~kFinished;
+    if (!finished && len <= kChunk) {
+        const std::size_t have = mapped_chunks_.load(std::memory_order_acquire);
+        if (offset + len <= static_cast<std::uint64_t>(have) * kChunk) {
+            copy_out(offset, line, len);
+            return true;
+        }
+    }
+    return write_slow(offset, finished, line, len);
+}
+
+void EventLog::dropped_at(std::uint64_t offset) {
+    std::uint64_t seen = failed_end_.load(std::memory_order_relaxed);
+    while (offset < seen &&
+           !failed_end_.compare_exchange_weak(seen, offset, std::memory_order_acq_rel)) {
+    }
+}
+
+bool EventLog::write_slow(std::uint64_t offset, bool finished, const char* line,
+                          std::size_t len) {
+    if (fd_ < 0) return false;
+    if (failed_.load(std::memory_order_acquire)) {
+        dropped_at(offset);
+        return false;
+    }
+    if (!finished && len <= kChunk && use_mapping_.load(std::memory_order_relaxed)) {
+        if (lock(true)) {
+            const bool in_map = grow_to(offset + len);
+            unlock();
+            // Chunks are never unmapped, and finish() truncates to no less
+            // than the end of a range reserved before it.
+            if (in_map) {
+                copy_out(offset, line, len);
+                return true;
+            }
+            if (failed_.load(std::memory_order_acquire)) {
+                dropped_at(offset);
+                return false;
+            }
+        }
+    }
+    // The pwrite fallback, under the lock: past finish() the line must come
+    // after its truncation, and a descriptor the application closed is
+    // replaced only under the lock. (A signal handler that interrupted the
+    // lock's holder goes ahead without it.)
+    const bool locked = lock(true);
+    long n = same_file(fd_) || (locked && reopen_own_file()) ? 0 : -EBADF;
+    if (n == 0) n = pwrite_all(fd_, line, len, offset);
+    if (locked) unlock();
     if (n < 0) {
-        write_error_ = n;
-        fd_ = -1;
+        dropped_at(offset);
+        fail(n, "cannot be written");
         return false;
     }
     return true;
+}
+
+bool EventLog::grow_to(std::uint64_t end) {
+    for (;;) {
+        const std::size_t have = mapped_chunks_.load(std::memory_order_relaxed);
+        if (end <= static_cast<std::uint64_t>(have) * kChunk) return true;
+        // After finish() the file keeps the size it was truncated to.
+        if ((next_.load(std::memory_order_relaxed) & kFinished) != 0) return false;
+        if (have >= kMaxChunks || !use_mapping_.load(std::memory_order_relaxed)) {
+            use_mapping_.store(false, std::memory_order_relaxed);
+            return false;
+        }
+        // The application may have closed our descriptor (a daemon closes
+        // them all) and reused its number: find our file again by its name,
+        // and only if it is still the very same file.
+        long rc = same_file(fd_) || reopen_own_file() ? 0 : -EBADF;
+        if (rc < 0) {
+            fail(rc, "cannot grow");
+            return false;
+        }
+        const std::uint64_t at = static_cast<std::uint64_t>(have) * kChunk;
+        // fallocate, not ftruncate: the blocks are reserved now, so a full
+        // disk is an error here instead of a SIGBUS on a store later.
+        do {
+            rc = raw::fallocate(fd_, 0, at, kChunk);
+        } while (rc == -EINTR);
+        if (rc == -EOPNOTSUPP || rc == -ENOSYS) {
+            use_mapping_.store(false, std::memory_order_relaxed);  // pwrite from now on
+            return false;
+        }
+        if (rc < 0) {
+            fail(rc, "cannot grow");
+            return false;
+        }
+        // Right after the previous chunk if that address is free: the kernel
+        // then merges the two into one mapping (no growing count of VMAs).
+        void* hint = have > 0 ? chunk_[have - 1] + kChunk : nullptr;
+        long addr = raw::mmap(hint, kChunk, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, at);
+        if (addr < 0 && addr > -4096) {
+            use_mapping_.store(false, std::memory_order_relaxed);
+            return false;
+        }
+        // Every page of a chunk is written; fault them in now, in one call,
+        // rather than one fault per 4 KiB in later writers (on a VM a first
+        // write to a file page costs several microseconds). Not the first
+        // chunk: a short-lived process should not pay for pages it never
+        // uses. Linux >= 5.14; elsewhere the pages fault in as written.
+        if (have > 0) raw::syscall6(SYS_madvise, addr, static_cast<long>(kChunk), kMadvPopulateWrite);
+        chunk_[have] = reinterpret_cast<char*>(addr);
+        mapped_chunks_.store(have + 1, std::memory_order_release);
+    }
+}
+
+bool EventLog::same_file(int fd) const {
+    struct stat st{};
+    return fd >= 0 && raw::fstat(fd, &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_;
+}
+
+bool EventLog::reopen_own_file() {
+    if (out_dir_ == nullptr || host_ == nullptr) return false;
+    char path[4096 + 512];
+    TextBuffer p(path, sizeof path);
+    p.add(out_dir_).add("/").add(host_).add("/").add(name_);
+    if (p.size() + 1 >= sizeof path) return false;
+    long fd = raw::openat(AT_FDCWD, path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return false;
+    if (!same_file(static_cast<int>(fd))) {
+        raw::close(static_cast<int>(fd));
+        return false;
+    }
+    fd_ = move_to_high_fd(static_cast<int>(fd));
+    return true;
+}
+
+bool EventLog::lock(bool wait) {
+    const int me = raw::gettid();
+    for (int i = 0;; ++i) {
+        int expected = 0;
+        if (lock_owner_.compare_exchange_strong(expected, me, std::memory_order_acquire))
+            return true;
+        // Held by this very thread: a signal handler interrupted it.
+        if (expected == me || !wait || i >= kLockYields) return false;
+        raw::syscall6(SYS_sched_yield);
+    }
+}
+
+void EventLog::finish(bool from_signal) {
+    if (fd_ < 0) return;
+    if (!lock(!from_signal)) return;
+    const std::uint64_t old = next_.fetch_or(kFinished, std::memory_order_acq_rel);
+    if ((old & kFinished) == 0) {
+        std::uint64_t used = old;
+        const std::uint64_t dropped = failed_end_.load(std::memory_order_acquire);
+        if (dropped < used) used = dropped;
+        // Never truncate a file that is not ours (a reused descriptor number).
+        if (same_file(fd_) || (!from_signal && reopen_own_file())) raw::ftruncate(fd_, used);
+    }
+    unlock();
+}
+
+void EventLog::fail(long error, const char* what) {
+    if (failed_.exchange(true, std::memory_order_acq_rel)) return;
+    write_error_ = error;
+    if (quiet_) return;
+    char buf[512];
+    TextBuffer msg(buf, sizeof buf);
+    msg.add("stacksage: the event log ").add(name_).add(" ").add(what).add(" (").add(
+        strerrordesc_np(static_cast<int>(-error))).add("); later events of this process are not "
+                                                        "recorded, the application runs on\n");
+    raw::write_all(2, msg.c_str(), msg.size());
 }
 
 }  // namespace stacksage::preload

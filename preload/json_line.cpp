@@ -2,23 +2,6 @@
 
 namespace stacksage::preload {
 
-void JsonLine::put(char c) {
-    // One byte stays free for the final '\n'.
-    if (len_ + 2 > cap_) {
-        overflow_ = true;
-        return;
-    }
-    buf_[len_++] = c;
-}
-
-void JsonLine::put(const char* s, std::size_t n) {
-    if (len_ + n + 1 > cap_) {
-        overflow_ = true;
-        return;
-    }
-    for (std::size_t i = 0; i < n; ++i) buf_[len_++] = s[i];
-}
-
 void JsonLine::before_value() {
     if (after_key_) {
         after_key_ = false;
@@ -71,11 +54,16 @@ void JsonLine::key(const char* name) {
         if (has_items_[depth_ - 1]) put(',');
         has_items_[depth_ - 1] = true;
     }
-    put('"');
-    std::size_t n = 0;
-    while (name[n] != '\0') ++n;
-    put(name, n);
-    put("\":", 2);
+    std::size_t n = __builtin_strlen(name);
+    if (len_ + n + 4 > cap_) {
+        overflow_ = true;
+        return;
+    }
+    buf_[len_++] = '"';
+    __builtin_memcpy(buf_ + len_, name, n);
+    len_ += n;
+    buf_[len_++] = '"';
+    buf_[len_++] = ':';
     after_key_ = true;
 }
 
@@ -89,8 +77,16 @@ void JsonLine::str(const char* s) {
 void JsonLine::str(const char* s, std::size_t n) {
     before_value();
     put('"');
+    // Paths and names rarely need escaping: copy runs of plain bytes at once.
+    std::size_t plain = 0;
+    while (plain < n) {
+        auto c = static_cast<unsigned char>(s[plain]);
+        if (c < 0x20 || c == '"' || c == '\\' || c == 0x7f) break;
+        ++plain;
+    }
+    put(s, plain);
     static const char kHex[] = "0123456789abcdef";
-    for (std::size_t i = 0; i < n && !overflow_; ++i) {
+    for (std::size_t i = plain; i < n && !overflow_; ++i) {
         auto c = static_cast<unsigned char>(s[i]);
         switch (c) {
             case '"': put("\\\"", 2); break;
@@ -115,12 +111,12 @@ void JsonLine::str(const char* s, std::size_t n) {
 void JsonLine::u64(std::uint64_t v) {
     before_value();
     char digits[24];
-    int n = 0;
+    int at = 24;
     do {
-        digits[n++] = static_cast<char>('0' + v % 10);
+        digits[--at] = static_cast<char>('0' + v % 10);
         v /= 10;
     } while (v != 0);
-    while (n > 0) put(digits[--n]);
+    put(digits + at, static_cast<std::size_t>(24 - at));
 }
 
 void JsonLine::i64(std::int64_t v) {

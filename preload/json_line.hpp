@@ -58,8 +58,22 @@ public:
 
 private:
     static constexpr int kMaxDepth = 8;
-    void put(char c);
-    void put(const char* s, std::size_t n);
+    // One byte always stays free for the final '\n'.
+    void put(char c) {
+        if (len_ + 2 > cap_) {
+            overflow_ = true;
+            return;
+        }
+        buf_[len_++] = c;
+    }
+    void put(const char* s, std::size_t n) {
+        if (len_ + n + 1 > cap_) {
+            overflow_ = true;
+            return;
+        }
+        __builtin_memcpy(buf_ + len_, s, n);
+        len_ += n;
+    }
     void before_value();
 
     char* buf_;

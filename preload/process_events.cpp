@@ -96,6 +96,7 @@ void on_process_exit(int status, void*) {
     finish_sampling_at_exit();
     write_process_end("exit", status);
     write_process_model_at_exit();
+    process().log.finish();  // the file keeps only the bytes written
 }
 
 // Only in the image that owns our state: a vfork child shares our memory and
@@ -131,6 +132,9 @@ int traced_exec(const char* path, char* const argv[], Call&& call) {
     {
         RecorderScope scope;
         write_exec_event("exec", path, argv, 0);
+        // The new image opens its own log; this one keeps only the bytes
+        // written (should exec fail, later lines go through pwrite).
+        process().log.finish();
     }
     int rc = call();
     int saved = errno;
@@ -324,6 +328,7 @@ STACKSAGE_EXPORT void _exit(int status) {
         !inside_recorder()) {
         finish_sampling_at_exit();
         write_process_end("_exit", status);
+        process().log.finish();
     }
     auto f = real::_exit();
     if (f != nullptr) f(status);
@@ -336,6 +341,7 @@ STACKSAGE_EXPORT void _Exit(int status) {
         !inside_recorder()) {
         finish_sampling_at_exit();
         write_process_end("_exit", status);
+        process().log.finish();
     }
     auto f = real::_Exit();
     if (f != nullptr) f(status);

@@ -78,6 +78,25 @@ inline long fcntl(int fd, int cmd, long arg) { return syscall6(SYS_fcntl, fd, cm
 inline long getdents64(int fd, void* buf, std::size_t len) {
     return syscall6(SYS_getdents64, fd, reinterpret_cast<long>(buf), static_cast<long>(len));
 }
+inline long pwrite(int fd, const void* buf, std::size_t len, std::uint64_t offset) {
+    return syscall6(SYS_pwrite64, fd, reinterpret_cast<long>(buf), static_cast<long>(len),
+                    static_cast<long>(offset));
+}
+inline long fallocate(int fd, int mode, std::uint64_t offset, std::uint64_t len) {
+    return syscall6(SYS_fallocate, fd, mode, static_cast<long>(offset), static_cast<long>(len));
+}
+inline long ftruncate(int fd, std::uint64_t len) {
+    return syscall6(SYS_ftruncate, fd, static_cast<long>(len));
+}
+// Returns the address, or -errno (a value in [-4095, -1]).
+inline long mmap(void* addr, std::size_t len, int prot, int flags, int fd, std::uint64_t offset) {
+    return syscall6(SYS_mmap, reinterpret_cast<long>(addr), static_cast<long>(len), prot, flags,
+                    fd, static_cast<long>(offset));
+}
+inline long munmap(void* addr, std::size_t len) {
+    return syscall6(SYS_munmap, reinterpret_cast<long>(addr), static_cast<long>(len));
+}
+inline long fstat(int fd, void* st) { return syscall6(SYS_fstat, fd, reinterpret_cast<long>(st)); }
 inline int getpid() { return static_cast<int>(syscall6(SYS_getpid)); }
 inline int getppid() { return static_cast<int>(syscall6(SYS_getppid)); }
 inline int gettid() { return static_cast<int>(syscall6(SYS_gettid)); }

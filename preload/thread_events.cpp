@@ -115,7 +115,7 @@ using namespace stacksage::preload;
 extern "C" void stacksage_thread_begin(void* launch, void* (**start)(void*), void** arg) {
     auto* l = static_cast<Launch*>(launch);
     ThreadState& t = this_thread();
-    t.tid = raw::gettid();
+    t.tid = read_own_tid();
     t.traced = true;
     t.ended = false;
     t.exiting = false;

@@ -1,6 +1,7 @@
 #include "preload/tracer.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -21,6 +22,11 @@ constinit ProcessState g_process;
 __attribute__((tls_model("initial-exec"))) thread_local ThreadState g_thread;
 constinit SpinLock g_big_line_lock;
 char g_big_line[kBigLineBytes];
+
+// Where glibc keeps a thread's tid in its struct pthread (the address
+// pthread_self() returns): 0 when unknown.
+constinit std::atomic<int> g_tid_offset{0};
+constinit std::atomic<bool> g_tid_offset_confirmed{false};
 
 // How long a thread waits for another thread's initialisation before it
 // gives up and lets its own call through untraced.
@@ -53,6 +59,7 @@ void read_host_name(char* out, std::size_t cap) {
 void initialise() {
     RecorderScope scope;
     ProcessState& p = g_process;
+    find_tid_in_thread_descriptor();
     p.start_mono_ns = monotonic_ns();
     p.start_real_ns = realtime_ns();
     p.pid = raw::getpid();
@@ -109,6 +116,29 @@ void SpinLock::lock() {
         expected = 0;
         raw::syscall6(SYS_sched_yield);
     }
+}
+
+void find_tid_in_thread_descriptor() {
+#if defined(__x86_64__) && defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
+    constexpr int kOffset = 720;  // offsetof(struct pthread, tid), glibc 2.34 and later
+    int value = 0;
+    std::memcpy(&value, reinterpret_cast<const char*>(pthread_self()) + kOffset, sizeof value);
+    if (value == raw::gettid()) g_tid_offset.store(kOffset, std::memory_order_relaxed);
+#endif
+}
+
+int read_own_tid() {
+    const int offset = g_tid_offset.load(std::memory_order_relaxed);
+    if (offset == 0) return raw::gettid();
+    int value = 0;
+    std::memcpy(&value, reinterpret_cast<const char*>(pthread_self()) + offset, sizeof value);
+    if (g_tid_offset_confirmed.load(std::memory_order_acquire)) return value;
+    // The first thread after the one that found the offset: confirm it there
+    // too (a thread whose tid differs from the pid rules out a look-alike).
+    const int real = raw::gettid();
+    if (real != value) g_tid_offset.store(0, std::memory_order_relaxed);
+    else if (real != g_process.pid) g_tid_offset_confirmed.store(true, std::memory_order_release);
+    return real;
 }
 
 std::uint64_t monotonic_ns() {

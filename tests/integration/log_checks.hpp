@@ -22,6 +22,15 @@ inline void expect_well_formed(const ProcessLog& log) {
     }
 }
 
+// A log its process closed normally: truncated to its lines, nothing torn.
+inline void expect_complete(const ProcessLog& log) {
+    SCOPED_TRACE(log.file.string());
+    EXPECT_EQ(log.nul_bytes, 0u);
+    EXPECT_EQ(log.torn_lines, 0u);
+    EXPECT_FALSE(log.torn_last_line);
+    for (const auto& e : log.events) EXPECT_EQ(e.value("pid", -1), log.pid()) << e.dump();
+}
+
 // The log of the process whose executable has this base name and image.
 inline const ProcessLog* find_log(const std::vector<ProcessLog>& logs, const std::string& exe,
                                   int image = 0, const char* origin = "exec") {

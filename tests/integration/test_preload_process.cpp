@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <set>
 
 #include "tests/integration/log_checks.hpp"
 
@@ -31,6 +32,9 @@ TEST(PreloadProcess, ForkGivesTheChildItsOwnLogAndExecTracesTheNewImage) {
     auto logs = read_logs(out.path());
     ASSERT_EQ(logs.size(), 3u) << describe(logs);
     for (const auto& l : logs) expect_well_formed(l);
+    // The child inherits the parent's log mapping: it must write only its own
+    // file, and each file must be whole (truncated at exit or exec).
+    for (const auto& l : logs) expect_complete(l);
 
     const ProcessLog* parent = find_log(logs, "fork_exec", 0, "exec");
     const ProcessLog* forked = find_log(logs, "fork_exec", 0, "fork");
@@ -111,6 +115,39 @@ TEST(PreloadProcess, SigkillLosesNothingAlreadyRecorded) {
     EXPECT_FALSE(logs[0].torn_last_line);
     EXPECT_EQ(logs[0].all("thread_start").size(), 1u);
     EXPECT_FALSE(logs[0].first("process_end"));
+}
+
+// SIGKILL while four threads are creating threads: lines are being copied
+// into the log at that moment. Everything before is there and whole; at most
+// the lines in flight are torn (NUL bytes where their missing bytes would be).
+TEST(PreloadProcess, SigkillWhileThreadsWriteKeepsEveryEarlierLine) {
+    TempDir out;
+    RunOptions o;
+    o.argv = {example("crash"), "kill-busy"};
+    o.output = out.path();
+    RunResult r = run(o);
+    EXPECT_EQ(r.term_signal(), SIGKILL);
+    auto logs = read_logs(out.path());
+    ASSERT_EQ(logs.size(), 1u);
+    const ProcessLog& log = logs[0];
+    expect_well_formed(log);
+    EXPECT_GT(log.nul_bytes, 0u) << "a killed process's log ends in the unused, zero-filled mapping";
+    EXPECT_LE(log.torn_lines, 16u);
+    EXPECT_FALSE(log.first("process_end"));
+    auto starts = log.all("thread_start");
+    ASSERT_GT(starts.size(), 20u);
+    std::set<int> seqs;
+    std::set<int> started_tids;
+    for (const auto& s : starts) {
+        seqs.insert(s["seq"].get<int>());
+        started_tids.insert(s["tid"].get<int>());
+    }
+    // Seqs are handed out in creation order and each new thread writes its
+    // line first thing: only those still in flight may be missing.
+    const int newest = *seqs.rbegin();
+    EXPECT_GE(static_cast<int>(seqs.size()), newest - 12) << "newest seq " << newest;
+    for (const auto& e : log.all("thread_end"))
+        EXPECT_TRUE(started_tids.count(e["tid"].get<int>())) << e.dump();
 }
 
 TEST(PreloadProcess, InheritedMaskOfARestrictedRun) {

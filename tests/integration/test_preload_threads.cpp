@@ -2,6 +2,9 @@
 // library constructor), affinity changes, names, ends of every kind.
 #include <gtest/gtest.h>
 
+#include <sys/mount.h>
+#include <unistd.h>
+
 #include <set>
 
 #include "tests/integration/log_checks.hpp"
@@ -143,6 +146,71 @@ TEST(PreloadThreads, AThousandShortLivedThreads) {
     ASSERT_TRUE(end);
     EXPECT_EQ((*end)["threads_created"], 1000);
     EXPECT_EQ((*end)["threads_untraced"], 0);
+}
+
+// Ten threads at a time writing 12,000 lines: the log crosses many chunks of
+// its mapping, and every line is whole, once, and the file ends where the
+// last line does.
+TEST(PreloadThreads, ConcurrentThreadsAcrossManyLogChunksWriteOnlyWholeLines) {
+    TempDir out;
+    RunResult r = run_example(out, {example("many_threads"), "6000"});
+    ASSERT_EQ(r.exit_code(), 0) << r.err;
+    auto logs = read_logs(out.path());
+    ASSERT_EQ(logs.size(), 1u);
+    expect_well_formed(logs[0]);
+    expect_complete(logs[0]);
+    EXPECT_GT(fs::file_size(logs[0].file), 4u * 256 * 1024) << "expected a log of several chunks";
+    auto starts = logs[0].all("thread_start");
+    auto ends = logs[0].all("thread_end");
+    EXPECT_EQ(starts.size(), 6000u);
+    EXPECT_EQ(ends.size(), 6000u);
+    std::set<int> seqs;
+    for (const auto& s : starts) seqs.insert(s["seq"].get<int>());
+    for (const auto& e : ends) seqs.insert(-e["seq"].get<int>());
+    EXPECT_EQ(seqs.size(), 12000u);
+    EXPECT_TRUE(logs[0].first("process_end"));
+}
+
+// A daemon closes every descriptor, the log's among them. The mapping
+// survives that, and growing the log finds the file again by its name.
+TEST(PreloadThreads, ADaemonClosingEveryDescriptorIsStillTraced) {
+    TempDir out;
+    RunResult r = run_example(out, {example("many_threads"), "3000", "close-fds"});
+    ASSERT_EQ(r.exit_code(), 0) << r.err;
+    EXPECT_EQ(r.err.find("stacksage:"), std::string::npos) << r.err;
+    auto logs = read_logs(out.path());
+    ASSERT_EQ(logs.size(), 1u);
+    expect_well_formed(logs[0]);
+    expect_complete(logs[0]);
+    EXPECT_EQ(logs[0].all("thread_start").size(), 3000u);
+    EXPECT_EQ(logs[0].all("thread_end").size(), 3000u);
+    EXPECT_TRUE(logs[0].first("process_end"));
+}
+
+// A full disk: a 400 KiB tmpfs (root only; skipped elsewhere). One message,
+// the application runs on, and the log keeps every line up to the first one
+// that did not fit, ending where that line would have started (no NULs).
+TEST(PreloadThreads, AFullDiskGivesOneMessageAndAWholeLog) {
+    TempDir out;
+    if (::geteuid() != 0 || ::mount("tmpfs", out.path().c_str(), "tmpfs", 0, "size=400k") != 0)
+        GTEST_SKIP() << "needs root to mount a small tmpfs";
+    struct Unmount {
+        const fs::path& dir;
+        ~Unmount() { ::umount2(dir.c_str(), MNT_DETACH); }
+    } unmount{out.path()};
+    RunResult r = run_example(out, {example("many_threads"), "3000"}, {{"STACKSAGE_MODEL", "0"}});
+    ASSERT_EQ(r.exit_code(), 0) << r.err;
+    EXPECT_NE(r.out.find("many_threads: 3000 threads"), std::string::npos);
+    const auto first = r.err.find("stacksage: ");
+    ASSERT_NE(first, std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("No space left on device"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("stacksage: ", first + 1), std::string::npos) << "one message only:\n" << r.err;
+    auto logs = read_logs(out.path());
+    ASSERT_EQ(logs.size(), 1u);
+    expect_well_formed(logs[0]);
+    expect_complete(logs[0]);
+    EXPECT_GT(logs[0].all("thread_start").size(), 100u);
+    EXPECT_LT(logs[0].all("thread_start").size(), 3000u);
 }
 
 TEST(PreloadThreads, PthreadExitCancellationAndMainThreadExit) {

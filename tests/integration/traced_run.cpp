@@ -146,14 +146,37 @@ int ProcessLog::pid() const { return start().value("pid", -1); }
 ProcessLog read_log(const fs::path& file) {
     ProcessLog log;
     log.file = file;
-    std::ifstream in(file);
+    std::ifstream in(file, std::ios::binary);
+    std::stringstream whole;
+    whole << in.rdbuf();
+    const std::string text = whole.str();
+    log.nul_bytes = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\0'));
+    // As the analyzer's reader (docs/event-log.md): NUL runs are skipped; the
+    // text before a line's last NUL is what is left of torn lines.
     std::vector<std::string> lines;
-    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    std::vector<bool> after_nul;
+    std::istringstream split(text);
+    for (std::string line; std::getline(split, line);) {
+        const bool had_nul = line.find('\0') != std::string::npos;
+        if (const auto nul = line.rfind('\0'); nul != std::string::npos) {
+            for (std::size_t i = 0; i < nul;) {
+                const std::size_t j = line.find('\0', i);
+                if (j > i) ++log.torn_lines;
+                i = j + 1;
+            }
+            line.erase(0, nul + 1);
+            if (line.empty()) continue;
+        }
+        lines.push_back(line);
+        after_nul.push_back(had_nul);
+    }
     for (std::size_t i = 0; i < lines.size(); ++i) {
         try {
             log.events.push_back(nlohmann::json::parse(lines[i]));
         } catch (const nlohmann::json::parse_error& e) {
-            if (i + 1 == lines.size())
+            if (after_nul[i])
+                ++log.torn_lines;  // the end of a line whose start was never copied
+            else if (i + 1 == lines.size())
                 log.torn_last_line = true;
             else
                 log.errors.push_back(file.filename().string() + " line " + std::to_string(i + 1) +

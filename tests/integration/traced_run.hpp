@@ -65,6 +65,8 @@ struct ProcessLog {
     std::vector<nlohmann::json> events;
     bool torn_last_line = false;      // the last line did not parse (tolerated)
     std::vector<std::string> errors;  // lines before the last that did not parse
+    std::size_t torn_lines = 0;       // pieces of lines cut by NUL bytes (a killed process)
+    std::size_t nul_bytes = 0;        // NUL bytes in the file (none after a normal exit)
 
     const nlohmann::json& start() const;  // the process_start event (first line)
     std::vector<nlohmann::json> all(const std::string& event) const;

@@ -71,8 +71,42 @@ TEST(EventLogReader, ACorruptLineBeforeTheLastMakesTheFileCorrupt) {
 
 TEST(EventLogReader, BinaryDataIsCorrupt) {
     std::string error;
-    names(kStart + std::string("\0\0\0\0", 4) + "\n" + kEnd, nullptr, &error);
+    names(kStart + std::string("\x01\x02\0\0\x7f\x03", 6) + "\n" + kEnd, nullptr, &error);
     EXPECT_NE(error.find("binary data"), std::string::npos) << error;
+}
+
+// The recorder writes through a file mapping: a process killed before its
+// exit leaves the rest of the last chunk zero-filled.
+TEST(EventLogReader, ATrailingNulRunIsSkipped) {
+    EventLogSummary s;
+    EXPECT_EQ(names(kStart + kThread + std::string(4096, '\0'), &s),
+              (std::vector<std::string>{"process_start", "thread_start"}));
+    EXPECT_FALSE(s.torn_last_line);
+    EXPECT_EQ(s.torn_lines, 0u);
+}
+
+// Lines other threads were copying when SIGKILL came: a reserved range never
+// written (all NULs), one cut after its start, one whose start was not
+// copied yet; complete lines after them are kept.
+TEST(EventLogReader, TornLinesAmongNulsAreSkippedAndCounted) {
+    const std::string never(40, '\0');
+    const std::string cut = kThread.substr(0, 30) + std::string(kThread.size() - 30, '\0');
+    const std::string tail = std::string(30, '\0') + kThread.substr(30);
+    EventLogSummary s;
+    std::string error;
+    EXPECT_EQ(names(kStart + never + cut + kThread + tail + kEnd + cut + std::string(100, '\0'), &s, &error),
+              (std::vector<std::string>{"process_start", "thread_start", "process_end"}))
+        << error;
+    EXPECT_EQ(s.torn_lines, 3u);
+    EXPECT_FALSE(s.torn_last_line);
+    EXPECT_EQ(s.events, 3u);
+}
+
+TEST(EventLogReader, AWholeLineRightAfterANulRunIsKept) {
+    EventLogSummary s;
+    EXPECT_EQ(names(kStart + std::string(17, '\0') + kThread + kEnd, &s),
+              (std::vector<std::string>{"process_start", "thread_start", "process_end"}));
+    EXPECT_EQ(s.torn_lines, 0u);
 }
 
 TEST(EventLogReader, AnObjectWithoutTheCommonFieldsIsCorrupt) {
