@@ -23,37 +23,29 @@ void finish_sampling_at_exit();      // sampling_hook.cpp
 
 namespace {
 
+// An object `key` of the environment variables that `wanted` accepts (names
+// longer than 255 bytes are skipped: none of the allowlisted ones is).
+void add_variables(JsonLine& line, const char* key, bool (*wanted)(const char* name, std::size_t len)) {
+    line.key(key);
+    line.open_object();
+    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+        const char* eq = std::strchr(*e, '=');
+        if (eq == nullptr) continue;
+        std::size_t name_len = static_cast<std::size_t>(eq - *e);
+        if (!wanted(*e, name_len)) continue;
+        char name[256];
+        if (name_len >= sizeof name) continue;
+        std::memcpy(name, *e, name_len);
+        name[name_len] = '\0';
+        line.key(name);
+        line.str(eq + 1);
+    }
+    line.close_object();
+}
+
 void add_environment(JsonLine& line) {
-    line.key("env");
-    line.open_object();
-    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-        const char* eq = std::strchr(*e, '=');
-        if (eq == nullptr) continue;
-        std::size_t name_len = static_cast<std::size_t>(eq - *e);
-        if (!is_binding_variable(*e, name_len)) continue;
-        char name[256];
-        if (name_len >= sizeof name) continue;
-        std::memcpy(name, *e, name_len);
-        name[name_len] = '\0';
-        line.key(name);
-        line.str(eq + 1);
-    }
-    line.close_object();
-    line.key("identity");
-    line.open_object();
-    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-        const char* eq = std::strchr(*e, '=');
-        if (eq == nullptr) continue;
-        std::size_t name_len = static_cast<std::size_t>(eq - *e);
-        if (!is_identity_variable(*e, name_len)) continue;
-        char name[256];
-        if (name_len >= sizeof name) continue;
-        std::memcpy(name, *e, name_len);
-        name[name_len] = '\0';
-        line.key(name);
-        line.str(eq + 1);
-    }
-    line.close_object();
+    add_variables(line, "env", is_binding_variable);
+    add_variables(line, "identity", is_identity_variable);
 }
 
 void add_rusage(JsonLine& line, const struct rusage& ru) {
