@@ -8,6 +8,7 @@
 #include "analysis/resource_centric_check.hpp"
 #include "analysis/smt_check.hpp"
 #include "analysis/numa_locality_check.hpp"
+#include "analysis/placement_check.hpp"
 #include "analysis/suggestions.hpp"
 #include "analysis/temporal_stacking_check.hpp"
 
@@ -72,6 +73,7 @@ AnalysisResult analyze(const RunView& view) {
     append(check_temporal_stacking(view, loads));
     append(check_service_flows(view));
     append(check_numa_locality(view, result.launcher));
+    append(check_placement(view, result.launcher));
     combine_overloads(all);
     add_suggestions(view, loads, result.launcher, all);
 

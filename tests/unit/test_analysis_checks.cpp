@@ -7,6 +7,7 @@
 #include "analysis/launcher.hpp"
 #include "analysis/resource_centric_check.hpp"
 #include "analysis/run_view.hpp"
+#include "analysis/placement_check.hpp"
 #include "analysis/runtime_stacking.hpp"
 #include "analysis/smt_check.hpp"
 #include "analysis/temporal_stacking_check.hpp"
@@ -413,4 +414,51 @@ TEST(Analyzer, LaunchersAreShownButNotChecked) {
     EXPECT_EQ(a.nodes[0].launchers.size(), 1u);
     EXPECT_EQ(a.nodes[0].processes.size(), 2u);
     EXPECT_TRUE(a.processes[a.nodes[0].launchers[0]].launcher);
+}
+
+// Where threads ran (cpu-clock RanOn paths) against where they were allowed.
+TEST(Placement, ThreadsSeenOutsideTheirMasksAndMigratingThreads) {
+    RunModelBuilder b;
+    b.add_node("n01", 4);
+    Model& m = b.model();
+    const ComponentId p = b.add_simple_process("n01", 100, 0, 3, cpus("0-1"));
+    const std::vector<ComponentId> flows = m.children(p);
+    ASSERT_EQ(flows.size(), 3u);
+    auto ran_on = [&](ComponentId flow, unsigned cpu) {
+        const DataPathId dp = m.add_datapath(flow, m.find(ComponentType::Thread, cpu), DataPathType::RanOn);
+        m.set_attr(dp, keys::count, std::int64_t{10});
+    };
+    const AttrKey migrations = m.key("migrations");
+    // Thread 1 stayed within its mask but moved between CPUs 0 and 1 often.
+    ran_on(flows[1], 0);
+    ran_on(flows[1], 1);
+    m.set_attr(flows[1], migrations, std::int64_t{7});
+    // Thread 2 was sampled on CPU 3: no recorded mask of its allowed that.
+    ran_on(flows[2], 1);
+    ran_on(flows[2], 3);
+    m.set_attr(flows[2], migrations, std::int64_t{1});
+    // The main thread's only RanOn is its last CPU (not sampled): not judged.
+    ran_on(flows[0], 2);
+    const RunView v = build_run_view(m);
+    const auto found = check_placement(v, detect_launcher(v));
+    const Finding* outside = find(found, "ran-outside-affinity");
+    ASSERT_NE(outside, nullptr);
+    EXPECT_EQ(outside->severity, Severity::Warning);
+    EXPECT_EQ(outside->resources.to_list_string(), "3");
+    EXPECT_EQ(outside->flow_count, 1u);
+    const Finding* moved = find(found, "thread-migrations");
+    ASSERT_NE(moved, nullptr);
+    EXPECT_EQ(moved->severity, Severity::Info);
+    EXPECT_EQ(moved->figure("migrations"), 7);
+    EXPECT_NE(moved->suggestion.find("OMP_PROC_BIND=close"), std::string::npos) << moved->suggestion;
+    // And the analyzer runs the check.
+    EXPECT_NE(find(analyze(v).findings, "ran-outside-affinity"), nullptr);
+}
+
+TEST(Placement, NoSamplesNoFindings) {
+    RunModelBuilder b;
+    b.add_node("n01", 4);
+    b.add_simple_process("n01", 100, 0, 2, cpus("0-1"));
+    const RunView v = build_run_view(b.model());
+    EXPECT_TRUE(check_placement(v, detect_launcher(v)).empty());
 }
