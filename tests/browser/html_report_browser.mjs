@@ -83,7 +83,16 @@ class Browser {
   async close() {
     try { await Promise.race([this.send('Browser.close'), new Promise(r => setTimeout(r, 3000))]); } catch (e) { /* already gone */ }
     if (!this.exited) this.child.kill('SIGKILL');
-    fs.rmSync(this.profile, { recursive: true, force: true });
+    // Chromium's helper processes may still be writing into the profile for
+    // a moment after the browser process is gone: wait for the exit, retry
+    // the removal, and never let cleanup fail the test.
+    const deadline = Date.now() + 5000;
+    while (!this.exited && Date.now() < deadline) await new Promise(r => setTimeout(r, 50));
+    try {
+      fs.rmSync(this.profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+    } catch (e) {
+      console.log(`note: could not remove ${this.profile}: ${e.message}`);
+    }
   }
 }
 
