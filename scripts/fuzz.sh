@@ -19,13 +19,18 @@ case "$mode" in
   *) echo "usage: scripts/fuzz.sh --bounded | --seconds N | --runs N" >&2; exit 2 ;;
 esac
 # --bounded: executions per target, sized to about a minute each on this
-# 2-core machine (the targets' speeds differ by 30x).
+# 2-core machine (the targets' speeds differ by 300x: a run directory is
+# files, threads and hwloc; an event-log line is a few microseconds).
 bounded_runs() {
   case "$1" in
     fuzz_cpuset) echo 120000 ;;
     fuzz_hwloc_xml) echo 6000 ;;
     fuzz_model_json) echo 15000 ;;
     fuzz_snapshot) echo 200000 ;;
+    fuzz_event_log_line) echo 1800000 ;;
+    fuzz_event_log_file) echo 100000 ;;
+    fuzz_sample_file) echo 280000 ;;
+    fuzz_run_directory) echo 10000 ;;
     *) echo 10000 ;;
   esac
 }
@@ -39,7 +44,10 @@ corpus=$build/corpus
 # everywhere; the campaign's corpus lives on in corpus/.
 [ "$mode" = --bounded ] && corpus=$build/corpus-bounded && rm -rf "$corpus"
 mkdir -p "$corpus" "$build/artifacts"
-# Seeds: the real topologies and what our writers make of them.
+# Seeds: the real topologies and what our writers make of them; the real
+# runs of tests/fuzz/seeds (event logs, their lines, torn and zero-filled
+# copies, packed run directories) and the perf rings and sample files of
+# each layout the recorder opens (fuzz_make_seeds writes them all).
 mkdir -p "$corpus/fuzz_hwloc_xml" "$corpus/fuzz_cpuset"
 cp "$root"/tests/data/hwloc-xml/*.xml "$corpus/fuzz_hwloc_xml/"
 cp "$root"/tests/data/network/hwloc-netloc-plafrim2/hwloc/miriel03*.xml "$corpus/fuzz_hwloc_xml/"
@@ -61,6 +69,7 @@ for target in "$build"/tests/fuzz/fuzz_*; do
   this_limit=$limit
   [ "$mode" = --bounded ] && this_limit="-runs=$(bounded_runs "$name") -seed=1"
   echo "== $name (${this_limit:-$mode $amount})"
+  started=$SECONDS
   # hwloc may print its own complaints about broken XML on stderr; the
   # fuzzer's final statistics are what we keep.
   if ! "$target" "$corpus/$name" $this_limit -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
@@ -73,6 +82,7 @@ for target in "$build"/tests/fuzz/fuzz_*; do
     passed=$((passed + 1))
   fi
   grep -E "stat::number_of_executed_units|stat::peak_rss_mb|cov: " "$build/$name.log" | tail -3 | sed 's/^/   /'
+  echo "   $((SECONDS - started)) s"
 done
 echo "fuzz: $passed passed, $failed failed"
 exit $status

@@ -10,6 +10,7 @@
 
 #include "core/snapshot.hpp"
 #include "parsers/hwloc_loader.hpp"
+#include "parsers/sample_file_reader.hpp"
 
 namespace fs = std::filesystem;
 using namespace stacksage;
@@ -64,4 +65,20 @@ TEST(FuzzRegressions, SnapshotWithACyclicList) {
     auto model = read_snapshot_bytes(aligned.data(), bytes.size(), "cyclic.snap");
     ASSERT_FALSE(model);
     EXPECT_NE(model.error().message.find("cyclic"), std::string::npos) << model.error().message;
+}
+
+// A sample file whose block header claims 369 million records (20 GB) in a
+// file of 403 bytes: the reader made room for all of them before reading
+// (out of memory, or std::bad_alloc out of `stacksage report`). Now a block
+// never claims more than the rest of the file holds: the block is cut short,
+// as by a killed writer.
+TEST(FuzzRegressions, SampleFileWithAHugeBlockCount) {
+    const fs::path path = kRegressions / "sample-file-huge-block-count.bin";
+    ASSERT_TRUE(fs::exists(path));
+    auto file = read_raw_sample_file(path.string());
+    ASSERT_TRUE(file) << file.error().message;
+    EXPECT_TRUE(file->partial_block);
+    EXPECT_EQ(file->blocks, 0u);
+    EXPECT_LE(file->records.size(), (fs::file_size(path) - sizeof(sampling::SampleFileHeader)) /
+                                        sizeof(sampling::SampleFileRecord));
 }
