@@ -29,6 +29,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/preload_location.hpp"
+#include "cli/sanitizer_runtime.hpp"
 #include "preload/sampling/sampling_plan.hpp"
 #include "preload/sampling/papi_counters.hpp"
 
@@ -196,7 +197,10 @@ void prepend_preload(const std::string& preload) {
     std::string existing = env_or_empty("LD_PRELOAD");
     if (existing.find(preload) != std::string::npos) return;  // nested `stacksage run`
     std::string value = existing.empty() ? preload : preload + ":" + existing;
-    setenv("LD_PRELOAD", value.c_str(), 1);
+    setenv("LD_PRELOAD", with_sanitizer_runtime(value).c_str(), 1);
+    // A sanitized build of stacksage (make test's) only: see sanitizer_runtime.hpp.
+    if (const char* variable = sanitizer_options_variable())
+        setenv(variable, sanitizer_options_for_traced_programs(env_or_empty(variable)).c_str(), 1);
 }
 
 volatile sig_atomic_t g_child = 0;

@@ -90,5 +90,9 @@ int main(int argc, char** argv) {
     }
     printf("%d threads, %zu MiB, %s init: sum %llu\n", g_threads, g_bytes >> 20,
            g_parallel_init ? "parallel" : "serial", (unsigned long long)total);
+    free(ws);
+    free(ids);
+    pthread_barrier_destroy(&g_initialised);
+    munmap(g_buf, g_bytes);
     return 0;
 }

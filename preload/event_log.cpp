@@ -13,12 +13,46 @@
 
 namespace stacksage::preload {
 
+namespace {
+
+long set_nofile_limit(const struct rlimit& lim) {
+    return raw::syscall6(SYS_prlimit64, 0, RLIMIT_NOFILE, reinterpret_cast<long>(&lim), 0);
+}
+
+// A low descriptor limit (ulimit -n 64): our descriptors go above it, where
+// they stay valid (the limit only refuses new numbers at or above it), so the
+// application keeps every number below its limit for itself and runs out at
+// exactly the same point as without us. That needs the soft limit raised for
+// the dup alone (allowed up to the hard limit), and put back at once. -1 when
+// the hard limit leaves no room.
+long dup_above_soft_limit(int fd, const struct rlimit& lim) {
+    if (lim.rlim_max != RLIM_INFINITY && lim.rlim_max <= lim.rlim_cur) return -1;
+    struct rlimit raised = lim;
+    raised.rlim_cur = lim.rlim_max == RLIM_INFINITY || lim.rlim_max - lim.rlim_cur > 64
+                          ? lim.rlim_cur + 64
+                          : lim.rlim_max;
+    if (set_nofile_limit(raised) != 0) return -1;
+    long high = raw::fcntl(fd, F_DUPFD_CLOEXEC, static_cast<long>(lim.rlim_cur));
+    set_nofile_limit(lim);
+    return high;
+}
+
+}  // namespace
+
 int move_to_high_fd(int fd) {
     struct rlimit lim{};
     if (raw::getrlimit(RLIMIT_NOFILE, &lim) != 0) return fd;
-    rlim_t floor = lim.rlim_cur > 1100 ? 1000 : lim.rlim_cur / 2;
-    if (floor <= static_cast<rlim_t>(fd)) return fd;
-    long high = raw::fcntl(fd, F_DUPFD_CLOEXEC, static_cast<long>(floor));
+    long high = -1;
+    if (lim.rlim_cur > 1100) {
+        if (fd >= 1000) return fd;
+        high = raw::fcntl(fd, F_DUPFD_CLOEXEC, 1000);
+    } else {
+        if (static_cast<rlim_t>(fd) >= lim.rlim_cur) return fd;  // already above it
+        high = dup_above_soft_limit(fd, lim);
+        // No room above the limit: at least out of the way of the low numbers.
+        if (high < 0 && lim.rlim_cur / 2 > static_cast<rlim_t>(fd))
+            high = raw::fcntl(fd, F_DUPFD_CLOEXEC, static_cast<long>(lim.rlim_cur / 2));
+    }
     if (high < 0) return fd;
     raw::close(fd);
     return static_cast<int>(high);
@@ -226,6 +260,12 @@ bool EventLog::grow_to(std::uint64_t end) {
             fail(rc, "cannot grow");
             return false;
         }
+        // Removed (rm -rf of the output directory): growing a file nobody
+        // will read only takes disk space until exit.
+        if (removed()) {
+            report_removed();
+            return false;
+        }
         const std::uint64_t at = static_cast<std::uint64_t>(have) * kChunk;
         // fallocate, not ftruncate: the blocks are reserved now, so a full
         // disk is an error here instead of a SIGBUS on a store later.
@@ -264,13 +304,47 @@ bool EventLog::same_file(int fd) const {
     return fd >= 0 && raw::fstat(fd, &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_;
 }
 
+bool EventLog::removed() const {
+    struct stat st{};
+    return fd_ >= 0 && raw::fstat(fd_, &st) == 0 && st.st_nlink == 0;
+}
+
+void EventLog::report_removed() {
+    if (failed_.exchange(true, std::memory_order_acq_rel)) return;
+    write_error_ = -ENOENT;
+    if (quiet_) return;
+    char buf[5200];
+    TextBuffer msg(buf, sizeof buf);
+    msg.add("stacksage: the event log ");
+    if (out_dir_ != nullptr && host_ != nullptr) msg.add(out_dir_).add("/").add(host_).add("/");
+    msg.add(name_).add(" was removed while the process ran (was the output directory deleted?); "
+                       "the events of this process are lost, the application runs on\n");
+    raw::write_all(2, msg.c_str(), msg.size());
+}
+
+bool EventLog::still_recording() {
+    if (fd_ < 0 || failed_.load(std::memory_order_acquire)) return false;
+    if (!removed()) return true;
+    report_removed();
+    return false;
+}
+
 bool EventLog::reopen_own_file() {
     if (out_dir_ == nullptr || host_ == nullptr) return false;
     char path[4096 + 512];
     TextBuffer p(path, sizeof path);
     p.add(out_dir_).add("/").add(host_).add("/").add(name_);
     if (p.size() + 1 >= sizeof path) return false;
-    long fd = raw::openat(AT_FDCWD, path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    // The directories on the way may have been replaced (OUT may be a shared
+    // /tmp): look first without opening anything (O_PATH: a FIFO or a device
+    // planted there is neither opened nor woken), and open for writing only
+    // what is our very file; non-blocking and never as a controlling tty.
+    long probe = raw::openat(AT_FDCWD, path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (probe < 0) return false;
+    const bool ours = same_file(static_cast<int>(probe));
+    raw::close(static_cast<int>(probe));
+    if (!ours) return false;
+    long fd = raw::openat(AT_FDCWD, path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) return false;
     if (!same_file(static_cast<int>(fd))) {
         raw::close(static_cast<int>(fd));
@@ -294,6 +368,7 @@ bool EventLog::lock(bool wait) {
 
 void EventLog::finish(bool from_signal) {
     if (fd_ < 0) return;
+    still_recording();  // a removed file is said now, at the latest
     if (!lock(!from_signal)) return;
     const std::uint64_t old = next_.fetch_or(kFinished, std::memory_order_acq_rel);
     if ((old & kFinished) == 0) {

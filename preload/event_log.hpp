@@ -19,7 +19,9 @@
 // kMaxChunks chunks, after finish()) the same reserved ranges are written
 // with pwrite(2): one call per line, same guarantees, slower. A full disk
 // (fallocate or pwrite failing) prints one message and the log goes quiet;
-// the application runs on.
+// the application runs on. So does a log whose file was removed (the output
+// directory deleted while the process runs), noticed when the log must grow
+// and at the end.
 //
 // Files are created with O_CREAT|O_EXCL|O_NOFOLLOW (OUT may be a shared /tmp:
 // an existing file or a planted symlink is never followed or overwritten) and
@@ -55,8 +57,15 @@ public:
 
     // Truncates the file to the bytes used; writes after this go through
     // pwrite(2). From a signal handler (from_signal) it gives up rather than
-    // wait for the grow lock.
+    // wait for the grow lock. A log whose file was removed meanwhile (rm -rf
+    // of the output directory) is reported here, once.
     void finish(bool from_signal = false);
+
+    // False when this log no longer records: writing it failed (full disk,
+    // a descriptor that could not be found again), or its file was removed
+    // while the process ran, which is said once on stderr here. Async-signal-
+    // safe (one fstat).
+    bool still_recording();
 
     void set_quiet(bool quiet) { quiet_ = quiet; }
     bool is_open() const { return fd_ >= 0; }
@@ -75,6 +84,8 @@ private:
 
     bool create(long rank, int pid);
     bool same_file(int fd) const;
+    bool removed() const;  // our file has no name left (its directory was deleted)
+    void report_removed();
     bool reopen_own_file();  // under the grow lock
     void reset_mapping();
     bool write_slow(std::uint64_t offset, bool finished, const char* line, std::size_t len);
@@ -111,7 +122,9 @@ private:
 
 // Moves a descriptor of ours far above the ones the application uses, so that
 // an application that opens and closes many files is less likely to collide
-// with it. Returns the new descriptor (the old one is closed), or fd.
+// with it: to 1000 and up, or, under a descriptor limit of 1100 or less, above
+// the limit where the hard limit allows (the application then has all of its
+// numbers to itself). Returns the new descriptor (the old one is closed), or fd.
 int move_to_high_fd(int fd);
 
 }  // namespace stacksage::preload

@@ -18,7 +18,9 @@ extern char** environ;
 
 namespace stacksage::preload {
 
-void write_process_model_at_exit();  // process_model_hook.cpp
+// Writes the model (or, with a reason not to, a "model" event saying why not).
+void write_process_model_at_exit(const char* skip_reason);  // process_model_hook.cpp
+bool in_application_signal_handler();  // signal_events.cpp
 void finish_sampling_at_exit();      // sampling_hook.cpp
 
 namespace {
@@ -80,14 +82,31 @@ void write_process_end(const char* how, int status) {
 }
 
 // on_exit handlers get the status, also for a return from main (libc calls
-// exit with main's result). Registered in the constructor, so it runs after
-// the application's own atexit handlers.
+// exit with main's result). It must run before the dynamic linker's exit
+// handler (_dl_fini), which finalises every library: the model writer is
+// dlopen'ed here and needs libc and libstdc++ as they were (after _dl_fini a
+// dlopen initialises them a second time, which ASan's runtime refuses).
+// Handlers run in reverse order of registration and _dl_fini is registered
+// by __libc_start_main, after the preload's constructor: so the handler is
+// registered again at the start of main (below), where it runs after the
+// application's own atexit handlers and before _dl_fini. The constructor's
+// registration stays for programs whose main is not reached through
+// __libc_start_main; whichever runs first does the work.
 void on_process_exit(int status, void*) {
     if (process().state.load() != static_cast<int>(TracerState::Ready)) return;
     if (raw::getpid() != process().pid) return;
+    if (process().exit_recorded.exchange(true)) return;
     finish_sampling_at_exit();
     write_process_end("exit", status);
-    write_process_model_at_exit();
+    // The model is built from the log: not when the log no longer records
+    // (its file removed, which is said here, or a full disk), and not inside
+    // a signal handler that called exit(): loading the writer there (dlopen,
+    // malloc) could deadlock on a lock the interrupted code holds, where the
+    // application alone would have exited.
+    if (process().log.still_recording())
+        write_process_model_at_exit(in_application_signal_handler()
+                                        ? "exit() was called from a signal handler: not written there"
+                                        : nullptr);
     process().log.finish();  // the file keeps only the bytes written
 }
 
@@ -203,11 +222,37 @@ void write_process_start(const char* origin, int image) {
 
 void register_exit_recorder() { on_exit(&on_process_exit, nullptr); }
 
+namespace {
+
+real::MainFn g_application_main = nullptr;
+
+int main_with_exit_recorder(int argc, char** argv, char** envp) {
+    register_exit_recorder();  // after _dl_fini's registration: see on_process_exit
+    return g_application_main(argc, argv, envp);
+}
+
+}  // namespace
+
 }  // namespace stacksage::preload
 
 using namespace stacksage::preload;
 
 #define STACKSAGE_EXPORT extern "C" __attribute__((visibility("default")))
+
+// Every dynamically linked program's _start calls this through the PLT; the
+// application's main is wrapped so that the exit recorder is registered from
+// inside it (see on_process_exit).
+STACKSAGE_EXPORT int __libc_start_main(real::MainFn main, int argc, char** argv, void (*init)(), void (*fini)(),
+                                       void (*rtld_fini)(), void* stack_end) {
+    auto real_start = real::__libc_start_main();
+    if (real_start == nullptr) {
+        // Cannot happen with glibc; without it there is no way to start main.
+        raw::write_all(2, "stacksage: __libc_start_main not found\n", 39);
+        raw::exit_group(127);
+    }
+    g_application_main = main;
+    return real_start(&main_with_exit_recorder, argc, argv, init, fini, rtld_fini, stack_end);
+}
 
 STACKSAGE_EXPORT pid_t fork() {
     auto real_fork = real::fork();

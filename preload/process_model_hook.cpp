@@ -30,7 +30,7 @@ bool own_directory(char* out, std::size_t cap) {
 
 }  // namespace
 
-void write_process_model_at_exit() {
+void write_process_model_at_exit(const char* skip_reason) {
     ProcessState& p = process();
     if (!p.write_model) return;
     // Only processes with something to place: a launcher, or a helper like
@@ -45,7 +45,9 @@ void write_process_model_at_exit() {
     char error[512] = {};
     bool ok = false;
     char library[4096];
-    if (!own_directory(library, sizeof library)) {
+    if (skip_reason != nullptr) {
+        TextBuffer(error, sizeof error).add(skip_reason);
+    } else if (!own_directory(library, sizeof library)) {
         TextBuffer(error, sizeof error).add("cannot locate the preload library's directory");
     } else {
         TextBuffer(library + std::strlen(library), sizeof library - std::strlen(library))
@@ -55,7 +57,11 @@ void write_process_model_at_exit() {
                                   dlsym(handle, kStacksageModelWriterSymbol))
                             : nullptr;
         if (write == nullptr) {
-            TextBuffer(error, sizeof error).add("cannot load ").add(library);
+            // dlerror() names the reason (EMFILE when the application used
+            // up its descriptors, for instance).
+            const char* why = dlerror();
+            TextBuffer(error, sizeof error).add("cannot load ").add(library).add(why ? ": " : "").add(
+                why ? why : "");
         } else {
             char host_dir[4400];
             TextBuffer(host_dir, sizeof host_dir).add(p.out_dir).add("/").add(p.host);

@@ -108,6 +108,9 @@ inline long sched_getaffinity(int tid, std::size_t size, void* mask) {
 inline long getrusage(int who, void* usage) {
     return syscall6(SYS_getrusage, who, reinterpret_cast<long>(usage));
 }
+[[noreturn]] inline void exit_group(int status) {
+    for (;;) syscall6(SYS_exit_group, status);
+}
 inline long tgkill(int pid, int tid, int sig) { return syscall6(SYS_tgkill, pid, tid, sig); }
 inline long uname(void* buf) { return syscall6(SYS_uname, reinterpret_cast<long>(buf)); }
 inline long getrlimit(int resource, void* rlim) {

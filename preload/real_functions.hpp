@@ -28,6 +28,8 @@ using Execv = int (*)(const char*, char* const[]);
 using ExitFn = void (*)(int);
 using Sigaction = int (*)(int, const struct sigaction*, struct sigaction*);
 using Signal = sighandler_t (*)(int, sighandler_t);
+using MainFn = int (*)(int, char**, char**);
+using LibcStartMain = int (*)(MainFn, int, char**, void (*)(), void (*)(), void (*)(), void*);
 
 // Looks a symbol up once; nullptr only if no later object defines it.
 void* resolve(std::atomic<void*>& slot, const char* name);
@@ -55,6 +57,7 @@ STACKSAGE_REAL_FUNCTION(ExitFn, _exit)
 STACKSAGE_REAL_FUNCTION(ExitFn, _Exit)
 STACKSAGE_REAL_FUNCTION(Sigaction, sigaction)
 STACKSAGE_REAL_FUNCTION(Signal, signal)
+STACKSAGE_REAL_FUNCTION(LibcStartMain, __libc_start_main)
 
 #undef STACKSAGE_REAL_FUNCTION
 

@@ -36,6 +36,10 @@ struct Disposition {
 };
 Disposition g_dispositions[kMaxSignal];
 SpinLock g_disposition_lock;  // between concurrent sigaction() calls only
+// > 0 while this thread runs an application's handler that our handler
+// called. A handler that calls exit() never returns here: the exit recorder
+// sees that it runs inside a signal handler (see in_application_signal_handler).
+__attribute__((tls_model("initial-exec"))) thread_local int g_app_handler_depth = 0;
 
 bool is_monitored(int sig) {
     for (int s : kMonitored)
@@ -145,10 +149,24 @@ void handler(int sig, siginfo_t* info, void* context) {
         d.ours.store(false, std::memory_order_relaxed);
     }
     errno = saved_errno;
+    ++g_app_handler_depth;
     if (app.sa_flags & SA_SIGINFO)
         app.sa_sigaction(sig, info, context);
     else
         app.sa_handler(sig);
+    --g_app_handler_depth;
+    // abort() ends the process by SIGABRT once the application's handler
+    // returns: glibc resets the disposition and raises the signal again
+    // itself, past the recorder. Finish the log now so that it ends whole
+    // (no NUL tail). Should the process go on after all (a SIGABRT raised by
+    // other means), its later lines are still written, through pwrite.
+    if (sig == SIGABRT &&
+        process().state.load(std::memory_order_acquire) == static_cast<int>(TracerState::Ready) &&
+        raw::getpid() == process().pid) {
+        const int errno_after_handler = errno;
+        process().log.finish(true);
+        errno = errno_after_handler;
+    }
 }
 
 // Takes over sig from the kernel's current disposition (at start-up, where an
@@ -172,6 +190,8 @@ void install_signal_recorder() {
     for (int sig : kMonitored) take_over(sig);
     g_disposition_lock.unlock();
 }
+
+bool in_application_signal_handler() { return g_app_handler_depth > 0; }
 
 bool routes_signal(int sig) {
     return sig > 0 && sig < kMaxSignal && is_monitored(sig) &&

@@ -114,6 +114,16 @@ void write_topology_once() {
                              0644);
     if (claim < 0) return;  // another process is writing it
     raw::close(static_cast<int>(claim));
+    // The writer publishes topology.xml first and removes its claim after:
+    // a process that found no topology.xml above and then got the claim may
+    // have looked just before that writer published. Look again, now that
+    // the claim is ours (else a second writer would write it again).
+    existing = raw::openat(dir, kTopologyFile, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (existing >= 0) {
+        raw::close(static_cast<int>(existing));
+        raw::unlinkat(dir, kClaimFile, 0);
+        return;
+    }
 
     const std::uint64_t start = monotonic_ns();
     const char* why = nullptr;

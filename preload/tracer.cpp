@@ -65,6 +65,7 @@ void initialise() {
     p.pid = raw::getpid();
     p.ppid = raw::getppid();
     p.quiet = env_flag("STACKSAGE_QUIET", false);
+    p.log.set_quiet(p.quiet);  // its own messages (full disk, removed) too
 
     const char* out = std::getenv("STACKSAGE_OUTPUT");
     if (out == nullptr || *out == '\0') {
@@ -220,9 +221,25 @@ void reinitialise_in_child() {
     p.start_mono_ns = monotonic_ns();
     p.start_real_ns = realtime_ns();
     p.ended.store(false, std::memory_order_relaxed);
+    p.exit_recorded.store(false, std::memory_order_relaxed);
     g_big_line_lock.reset();
     modules().reset_after_fork();
     if (!p.log.reopen_in_child(p.rank, p.pid)) {
+        // Said once, never silently (descriptors exhausted, the output
+        // directory removed or full). Async-signal-safe: raw write only.
+        const long error = p.log.write_error();
+        char msg[1200];
+        TextBuffer(msg, sizeof msg)
+            .add("cannot create an event log in '")
+            .add(p.out_dir)
+            .add("/")
+            .add(p.host)
+            .add("' (")
+            .add(error < 0 ? strerrordesc_np(static_cast<int>(-error)) : "no output directory")
+            .add("); pid ")
+            .add_int(p.pid)
+            .add(" (a child of fork) runs untraced");
+        say(msg);
         p.state.store(static_cast<int>(TracerState::Disabled), std::memory_order_release);
         return;
     }

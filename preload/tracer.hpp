@@ -45,6 +45,7 @@ struct ProcessState {
     std::atomic<std::uint64_t> threads_untraced{0};  // creations we could not follow
     std::atomic<std::uint64_t> affinity_calls{0};    // affinity changes recorded
     std::atomic<bool> ended{false};                  // process_end written
+    std::atomic<bool> exit_recorded{false};          // the exit recorder ran
     // "constructor", or "first_call" when an interposed call from another
     // library's constructor came first.
     const char* initialised_by = "first_call";

@@ -1,5 +1,7 @@
 #include "tests/integration/traced_run.hpp"
 
+#include "cli/sanitizer_runtime.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -52,7 +54,10 @@ RunResult run(const RunOptions& options) {
     env.erase("STACKSAGE_OUTPUT");
     for (const auto& name : options.unset_env) env.erase(name);
     if (options.preload) {
-        env["LD_PRELOAD"] = preload_library();
+        // A sanitized build's recorder needs its runtime (no-op otherwise).
+        env["LD_PRELOAD"] = cli::with_sanitizer_runtime(preload_library());
+        if (const char* variable = cli::sanitizer_options_variable())
+            env[variable] = cli::sanitizer_options_for_traced_programs(env[variable]);
         if (options.output) env["STACKSAGE_OUTPUT"] = options.output->string();
     }
     for (const auto& [k, v] : options.env) env[k] = v;
@@ -231,6 +236,14 @@ unsigned core_count(const Cpuset& set) {
         cores.insert(siblings);
     }
     return static_cast<unsigned>(cores.size());
+}
+
+void add_preload_environment(std::map<std::string, std::string>& env,
+                             const std::optional<fs::path>& output) {
+    env["LD_PRELOAD"] = cli::with_sanitizer_runtime(preload_library());
+    if (const char* variable = cli::sanitizer_options_variable())
+        env[variable] = cli::sanitizer_options_for_traced_programs(env[variable]);
+    if (output) env["STACKSAGE_OUTPUT"] = output->string();
 }
 
 }  // namespace stacksage::testing

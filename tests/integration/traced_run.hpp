@@ -88,4 +88,11 @@ Cpuset own_affinity();
 // Number of distinct cores among the CPUs in set (from sysfs).
 unsigned core_count(const Cpuset& set);
 
+// Sets in env what a traced program needs (LD_PRELOAD with the recorder, and
+// a sanitized build's runtime and options as run() sets them), and
+// STACKSAGE_OUTPUT when output is given: for tests that start programs
+// themselves (test_preload_faults.cpp, test_preload_stress.cpp).
+void add_preload_environment(std::map<std::string, std::string>& env,
+                             const std::optional<fs::path>& output);
+
 }  // namespace stacksage::testing

@@ -1,0 +1,787 @@
+// The hardening issue's fault cases: the recorder inside a program that runs
+// out of descriptors, loses its output directory or finds it full, dies by
+// (or handles) signals, starts children with vfork and posix_spawn, loads an
+// OpenMP runtime with dlopen, or writes into a hostile shared directory.
+//
+// In every case the program must behave exactly as without the recorder
+// (each test runs it both ways and compares the exit status and output), and
+// a loss of recording is said once on stderr, never silently.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <thread>
+
+#include "cli/sanitizer_runtime.hpp"
+#include "tests/integration/log_checks.hpp"
+
+extern char** environ;
+
+namespace stacksage::testing {
+namespace {
+
+std::string host_dir_name() {
+    struct utsname u{};
+    uname(&u);
+    return u.nodename;
+}
+
+std::string read_text(const fs::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// The recorder's lines on stderr ("stacksage: ...").
+std::vector<std::string> recorder_messages(const std::string& err) {
+    std::vector<std::string> out;
+    std::istringstream in(err);
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("stacksage: ", 0) == 0) out.push_back(line);
+    return out;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+    std::string s;
+    for (const auto& l : lines) s += "  " + l + "\n";
+    return s;
+}
+
+RunResult run_fault(const std::vector<std::string>& args, const std::optional<fs::path>& output,
+                    std::map<std::string, std::string> env = {}) {
+    RunOptions o;
+    o.argv = {example("fault_cases")};
+    for (const auto& a : args) o.argv.push_back(a);
+    o.preload = output.has_value();
+    o.output = output;
+    o.env = std::move(env);
+    return run(o);
+}
+
+// The same program without the recorder: what the traced run must match.
+RunResult run_untraced(const std::vector<std::string>& args, std::map<std::string, std::string> env = {}) {
+    return run_fault(args, std::nullopt, std::move(env));
+}
+
+// LeakSanitizer reads /proc/PID/task at exit, which takes a descriptor that
+// an application which used them all up no longer has. In the ASan build
+// these runs keep every other check and leave leaks out; elsewhere: nothing.
+std::map<std::string, std::string> no_leak_check_if_sanitized(bool traced) {
+    const char* variable = cli::sanitizer_options_variable();
+    if (variable == nullptr || std::string(variable) != "ASAN_OPTIONS") return {};
+    const char* now = std::getenv(variable);
+    std::string options = now ? now : "";
+    if (traced) options = cli::sanitizer_options_for_traced_programs(options);
+    return {{variable, options + ":detect_leaks=0"}};
+}
+
+std::string describe_status(int wait_status) {
+    if (WIFEXITED(wait_status)) return "exit " + std::to_string(WEXITSTATUS(wait_status));
+    if (WIFSIGNALED(wait_status))
+        return std::string("signal ") + strsignal(WTERMSIG(wait_status)) +
+               (WCOREDUMP(wait_status) ? " (core)" : "");
+    return "status " + std::to_string(wait_status);
+}
+
+// A file's content and modification time: what "never written" is checked by.
+struct Sentinel {
+    fs::path path;
+    std::string content;
+    struct timespec mtime{};
+
+    static Sentinel make(const fs::path& path, const std::string& content) {
+        std::ofstream(path) << content;
+        // In the past, so that any write would visibly move it.
+        struct timespec times[2] = {{1000000000, 0}, {1000000000, 0}};
+        ::utimensat(AT_FDCWD, path.c_str(), times, 0);
+        Sentinel s{path, content, {}};
+        struct stat st{};
+        ::stat(path.c_str(), &st);
+        s.mtime = st.st_mtim;
+        return s;
+    }
+    void expect_untouched() const {
+        SCOPED_TRACE(path.string());
+        EXPECT_EQ(read_text(path), content);
+        struct stat st{};
+        ASSERT_EQ(::stat(path.c_str(), &st), 0);
+        EXPECT_EQ(st.st_mtim.tv_sec, mtime.tv_sec);
+        EXPECT_EQ(st.st_mtim.tv_nsec, mtime.tv_nsec);
+        EXPECT_EQ(st.st_nlink, 1u);
+    }
+};
+
+// A program started in the background: held before exec until release(),
+// so that the test knows its pid (and the names its logs will get) first.
+class Spawned {
+public:
+    Spawned(std::vector<std::string> argv, const std::optional<fs::path>& output,
+            std::map<std::string, std::string> extra_env = {}) {
+        std::map<std::string, std::string> env;
+        for (char** e = environ; *e != nullptr; ++e) {
+            const char* eq = std::strchr(*e, '=');
+            if (eq) env[std::string(*e, static_cast<std::size_t>(eq - *e))] = eq + 1;
+        }
+        env.erase("LD_PRELOAD");
+        env.erase("STACKSAGE_OUTPUT");
+        // As run() does (a sanitized build's runtime and options included).
+        if (output) add_preload_environment(env, output);
+        for (const auto& [k, v] : extra_env) env[k] = v;
+        for (const auto& [k, v] : env) env_strings_.push_back(k + "=" + v);
+        std::vector<char*> envp;
+        for (auto& s : env_strings_) envp.push_back(s.data());
+        envp.push_back(nullptr);
+        args_ = std::move(argv);
+        std::vector<char*> args;
+        for (auto& a : args_) args.push_back(a.data());
+        args.push_back(nullptr);
+
+        int gate[2], out[2], err[2];
+        if (::pipe2(gate, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0)
+            throw std::runtime_error("pipe failed");
+        pid_ = ::fork();
+        if (pid_ < 0) throw std::runtime_error("fork failed");
+        if (pid_ == 0) {
+            ::close(gate[1]);  // else the read below waits for this very process
+            char c;
+            while (::read(gate[0], &c, 1) < 0 && errno == EINTR) {
+            }
+            ::dup2(out[1], 1);
+            ::dup2(err[1], 2);
+            ::execve(args[0], args.data(), envp.data());
+            ::_exit(127);
+        }
+        ::close(gate[0]);
+        ::close(out[1]);
+        ::close(err[1]);
+        gate_ = gate[1];
+        out_ = out[0];
+        err_ = err[0];
+    }
+    ~Spawned() {
+        if (pid_ > 0 && !waited_) {
+            ::kill(pid_, SIGKILL);
+            release();
+            int status;
+            ::waitpid(pid_, &status, 0);
+        }
+        for (int fd : {gate_, out_, err_})
+            if (fd >= 0) ::close(fd);
+    }
+    Spawned(const Spawned&) = delete;
+    Spawned& operator=(const Spawned&) = delete;
+
+    pid_t pid() const { return pid_; }
+    void release() {
+        if (gate_ < 0) return;
+        ::close(gate_);
+        gate_ = -1;
+    }
+    // Reads stdout until a line containing `text` (false after 20 s or at EOF).
+    bool wait_for_output(const std::string& text) {
+        release();
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        while (result_.out.find(text) == std::string::npos) {
+            if (std::chrono::steady_clock::now() > deadline || !pump(200)) return false;
+        }
+        return true;
+    }
+    RunResult finish(std::chrono::seconds timeout = std::chrono::seconds(60)) {
+        release();
+        auto deadline = std::chrono::steady_clock::now() + timeout;
+        while (out_ >= 0 || err_ >= 0) {
+            if (std::chrono::steady_clock::now() > deadline) {
+                ::kill(pid_, SIGKILL);
+                result_.err += "\n[test: killed after timeout]\n";
+                deadline += std::chrono::seconds(5);
+            }
+            pump(200);
+        }
+        while (::waitpid(pid_, &result_.wait_status, 0) < 0 && errno == EINTR) {
+        }
+        waited_ = true;
+        return result_;
+    }
+
+private:
+    // One poll round; false when both pipes are at EOF.
+    bool pump(int ms) {
+        pollfd fds[2] = {{out_, POLLIN, 0}, {err_, POLLIN, 0}};
+        std::string* sinks[2] = {&result_.out, &result_.err};
+        int* owners[2] = {&out_, &err_};
+        if (out_ < 0 && err_ < 0) return false;
+        if (::poll(fds, 2, ms) <= 0) return true;
+        for (int i = 0; i < 2; ++i) {
+            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+            char buf[4096];
+            ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
+            if (got > 0) {
+                sinks[i]->append(buf, static_cast<std::size_t>(got));
+            } else {
+                ::close(fds[i].fd);
+                *owners[i] = -1;
+            }
+        }
+        return out_ >= 0 || err_ >= 0;
+    }
+
+    std::vector<std::string> args_;
+    std::vector<std::string> env_strings_;
+    pid_t pid_ = -1;
+    int gate_ = -1, out_ = -1, err_ = -1;
+    bool waited_ = false;
+    RunResult result_;
+};
+
+// A small tmpfs mounted on dir for the test's lifetime (root only).
+class SmallTmpfs {
+public:
+    SmallTmpfs(const fs::path& dir, const char* options) : dir_(dir) {
+        mounted_ = ::geteuid() == 0 && ::mount("tmpfs", dir.c_str(), "tmpfs", 0, options) == 0;
+        if (!mounted_) why_ = ::geteuid() != 0 ? "not root" : std::strerror(errno);
+    }
+    ~SmallTmpfs() {
+        if (mounted_) ::umount2(dir_.c_str(), MNT_DETACH);
+    }
+    bool mounted() const { return mounted_; }
+    const std::string& why() const { return why_; }
+
+private:
+    fs::path dir_;
+    bool mounted_ = false;
+    std::string why_;
+};
+
+// ---------------------------------------------------------------------------
+// Descriptors
+
+// The application lowers its descriptor limit to 32 and opens files until
+// EMFILE, then starts threads, forks and tries a dlopen. The recorder's own
+// descriptors sit above the limit (it moved them to 1000 and up), so the
+// application opens exactly as many files as without it; its threads are
+// recorded (that needs no descriptor); the forked child cannot create its
+// log and says so, once.
+TEST(PreloadFaults, DescriptorExhaustionLeavesTheApplicationAsItWas) {
+    RunResult plain = run_untraced({"emfile"}, no_leak_check_if_sanitized(false));
+    ASSERT_EQ(plain.exit_code(), 3) << plain.err;
+    ASSERT_NE(plain.out.find("until EMFILE"), std::string::npos) << plain.out;
+
+    TempDir out;
+    RunResult r = run_fault({"emfile"}, out.path(), no_leak_check_if_sanitized(true));
+    EXPECT_EQ(r.wait_status, plain.wait_status) << describe_status(r.wait_status) << "\n" << r.err;
+    EXPECT_EQ(r.out, plain.out) << "the application saw a different number of free descriptors";
+    EXPECT_NE(r.out.find("emfile: 16 threads"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("emfile: child exited 4"), std::string::npos) << r.out;
+
+    auto logs = read_logs(out.path());
+    ASSERT_EQ(logs.size(), 1u) << describe(logs);
+    const ProcessLog& log = logs[0];
+    expect_well_formed(log);
+    expect_complete(log);
+    EXPECT_EQ(log.all("thread_start").size(), 16u);
+    EXPECT_EQ(log.all("thread_end").size(), 16u);
+    auto fork = log.first("fork");
+    ASSERT_TRUE(fork);
+    const int child = (*fork)["child_pid"];
+    auto end = log.first("process_end");
+    ASSERT_TRUE(end);
+    EXPECT_EQ((*end)["how"], "exit");
+    EXPECT_EQ((*end)["status"], 3);
+    EXPECT_EQ((*end)["threads_created"], 16);
+    // The model writer could not be loaded either: said in the log.
+    auto model = log.first("model");
+    ASSERT_TRUE(model);
+    EXPECT_FALSE((*model)["ok"].get<bool>());
+    EXPECT_NE((*model)["error"].get<std::string>().find("Too many open files"), std::string::npos)
+        << model->dump();
+
+    // One message, from the child, naming it and the reason.
+    auto messages = recorder_messages(r.err);
+    ASSERT_EQ(messages.size(), 1u) << r.err;
+    EXPECT_NE(messages[0].find("pid " + std::to_string(child)), std::string::npos) << messages[0];
+    EXPECT_NE(messages[0].find("Too many open files"), std::string::npos) << messages[0];
+    EXPECT_NE(messages[0].find("untraced"), std::string::npos) << messages[0];
+}
+
+// The limit is low from the start (lowered before exec, as `ulimit -n 32`
+// does): the recorder puts its descriptors above it (the hard limit allows),
+// so the application still opens exactly as many files as without it.
+TEST(PreloadFaults, LowDescriptorLimitFromTheStartLeavesEveryNumberToTheApplication) {
+    RunResult plain = run_untraced({"low-limit"}, no_leak_check_if_sanitized(false));
+    ASSERT_EQ(plain.exit_code(), 3) << plain.err;
+    TempDir out;
+    RunResult r = run_fault({"low-limit"}, out.path(), no_leak_check_if_sanitized(true));
+    EXPECT_EQ(r.wait_status, plain.wait_status) << r.err;
+    EXPECT_EQ(r.out, plain.out) << "the recorder took descriptor numbers below the limit";
+    EXPECT_TRUE(recorder_messages(r.err).empty()) << r.err;
+    auto logs = read_logs(out.path());
+    ASSERT_EQ(logs.size(), 2u) << describe(logs);
+    const ProcessLog* opener = find_log(logs, "fault_cases", 1, "exec");
+    ASSERT_NE(opener, nullptr) << describe(logs);
+    expect_well_formed(*opener);
+    expect_complete(*opener);
+    EXPECT_EQ(opener->start()["cmdline"][1], "open-all");
+    EXPECT_EQ(opener->all("thread_start").size(), 4u);
+    auto end = opener->first("process_end");
+    ASSERT_TRUE(end);
+    EXPECT_EQ((*end)["status"], 3);
+}
+
+// ---------------------------------------------------------------------------
+// The output directory vanishes or is full
+
+// rm -rf OUT while the application still creates threads (2,000 more: the
+// log must grow, into a file that no longer has a name) and then forks. The
+// application is unaffected; each process says once that its recording is
+// lost; OUT is not recreated.
+TEST(PreloadFaults, OutputDirectoryRemovedMidRun) {
+    TempDir scratch;
+    fs::create_directory(scratch.path() / "plain");
+    Spawned plain_run({example("fault_cases"), "wait-rm"}, std::nullopt,
+                      {{"FAULT_DIR", (scratch.path() / "plain").string()}});
+    ASSERT_TRUE(plain_run.wait_for_output("wait-rm: ready"));
+    fs::remove_all(scratch.path() / "plain");
+    RunResult plain = plain_run.finish();
+    ASSERT_EQ(plain.exit_code(), 5) << plain.err;
+
+    const fs::path out = scratch.path() / "out";
+    fs::create_directory(out);
+    Spawned traced({example("fault_cases"), "wait-rm"}, out);
+    ASSERT_TRUE(traced.wait_for_output("wait-rm: ready"));
+    // What was recorded up to now, read just before the directory goes.
+    auto before = read_logs(out);
+    ASSERT_EQ(before.size(), 1u);
+    expect_well_formed(before[0]);
+    EXPECT_EQ(before[0].all("thread_start").size(), 50u);
+    EXPECT_EQ(before[0].all("thread_end").size(), 50u);
+    const std::string log_name = before[0].file.filename().string();
+    fs::remove_all(out);
+    RunResult r = traced.finish();
+
+    EXPECT_EQ(r.wait_status, plain.wait_status) << describe_status(r.wait_status) << "\n" << r.err;
+    EXPECT_EQ(r.out, plain.out);
+    EXPECT_NE(r.out.find("wait-rm: 2000 more threads"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("wait-rm: child exited 4"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(out)) << "the recorder must not recreate the output directory";
+
+    // The parent says once that its log was removed; the child (forked after
+    // the removal) once that it cannot record.
+    auto messages = recorder_messages(r.err);
+    ASSERT_EQ(messages.size(), 2u) << r.err;
+    int parent_messages = 0, child_messages = 0;
+    for (const auto& m : messages) {
+        if (m.find(log_name) != std::string::npos) {
+            ++parent_messages;
+            EXPECT_NE(m.find("removed"), std::string::npos) << m;
+        } else if (m.find("untraced") != std::string::npos) {
+            ++child_messages;
+            EXPECT_NE(m.find("No such file or directory"), std::string::npos) << m;
+        }
+    }
+    EXPECT_EQ(parent_messages, 1) << joined(messages);
+    EXPECT_EQ(child_messages, 1) << joined(messages);
+}
+
+// OUT on a tmpfs that is already full: the log cannot get its first chunk.
+// The application runs as without the recorder, one message says why.
+TEST(PreloadFaults, FullTmpfsOutputDirectory) {
+    TempDir out;
+    SmallTmpfs tmpfs(out.path(), "size=64k");
+    if (!tmpfs.mounted()) GTEST_SKIP() << "cannot mount a small tmpfs: " << tmpfs.why();
+    {
+        std::ofstream fill(out.path() / "filler", std::ios::binary);
+        std::string block(4096, 'x');
+        for (int i = 0; i < 64 && fill; ++i) fill.write(block.data(), static_cast<std::streamsize>(block.size()));
+    }
+    RunResult plain = run_untraced({"threads", "200"});
+    ASSERT_EQ(plain.exit_code(), 6) << plain.err;
+    RunResult r = run_fault({"threads", "200"}, out.path());
+    EXPECT_EQ(r.wait_status, plain.wait_status) << describe_status(r.wait_status) << "\n" << r.err;
+    EXPECT_EQ(r.out, plain.out);
+    auto messages = recorder_messages(r.err);
+    ASSERT_EQ(messages.size(), 1u) << r.err;
+    EXPECT_NE(messages[0].find("No space left on device"), std::string::npos) << messages[0];
+    // Whatever is there is whole: no NULs, no torn lines.
+    for (const auto& log : read_logs(out.path())) {
+        EXPECT_EQ(log.nul_bytes, 0u) << log.file;
+        EXPECT_TRUE(log.errors.empty()) << log.file;
+        EXPECT_FALSE(log.torn_last_line) << log.file;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Signals (SIGSEGV with and without a handler and SIGKILL are in
+// test_preload_process.cpp)
+
+struct SignalCase {
+    RunResult plain;
+    RunResult traced;
+    ProcessLog log;
+};
+
+SignalCase run_signal_case(const std::string& mode, const TempDir& out) {
+    SignalCase c;
+    c.plain = run_untraced({mode});
+    c.traced = run_fault({mode}, out.path());
+    auto logs = read_logs(out.path());
+    EXPECT_EQ(logs.size(), 1u) << describe(logs);
+    if (!logs.empty()) c.log = logs[0];
+    // The same end as without the recorder, core dump bit included, and the
+    // same output.
+    EXPECT_EQ(c.traced.wait_status, c.plain.wait_status)
+        << mode << ": traced " << describe_status(c.traced.wait_status) << ", plain "
+        << describe_status(c.plain.wait_status) << "\n" << c.traced.err;
+    EXPECT_EQ(c.traced.out, c.plain.out) << mode;
+    EXPECT_TRUE(recorder_messages(c.traced.err).empty()) << c.traced.err;
+    return c;
+}
+
+TEST(PreloadFaults, AbortWithoutAHandlerDiesBySigabrtAndIsRecorded) {
+    TempDir out;
+    SignalCase c = run_signal_case("abort", out);
+    EXPECT_EQ(c.traced.term_signal(), SIGABRT);
+    expect_well_formed(c.log);
+    expect_complete(c.log);
+    EXPECT_EQ(c.log.all("thread_start").size(), 1u);
+    auto sig = c.log.first("signal");
+    ASSERT_TRUE(sig);
+    EXPECT_EQ((*sig)["name"], "SIGABRT");
+    EXPECT_EQ((*sig)["disposition"], "default");
+    EXPECT_TRUE((*sig)["fatal"].get<bool>());
+    EXPECT_EQ((*sig)["sender_pid"], c.log.pid());
+    EXPECT_EQ(c.log.events.back()["ev"], "signal");
+    EXPECT_FALSE(c.log.first("process_end"));
+}
+
+// abort() runs the application's handler, and when it returns, ends the
+// process by SIGABRT anyway (glibc resets the disposition itself).
+TEST(PreloadFaults, AbortWithAHandlerThatReturnsStillDiesBySigabrt) {
+    TempDir out;
+    SignalCase c = run_signal_case("abort-handled", out);
+    EXPECT_EQ(c.traced.term_signal(), SIGABRT);
+    EXPECT_NE(c.traced.out.find("handled SIGABRT"), std::string::npos);
+    expect_well_formed(c.log);
+    expect_complete(c.log);  // finished although glibc, not the recorder, re-raised
+    auto sig = c.log.first("signal");
+    ASSERT_TRUE(sig);
+    EXPECT_EQ((*sig)["name"], "SIGABRT");
+    EXPECT_EQ((*sig)["disposition"], "handler");
+    EXPECT_FALSE(c.log.first("process_end"));
+}
+
+TEST(PreloadFaults, SigtermWithoutAHandlerDiesBySigtermAndIsRecorded) {
+    TempDir out;
+    SignalCase c = run_signal_case("term", out);
+    EXPECT_EQ(c.traced.term_signal(), SIGTERM);
+    expect_well_formed(c.log);
+    expect_complete(c.log);
+    auto sig = c.log.first("signal");
+    ASSERT_TRUE(sig);
+    EXPECT_EQ((*sig)["name"], "SIGTERM");
+    EXPECT_EQ((*sig)["signal"], SIGTERM);
+    EXPECT_EQ((*sig)["disposition"], "default");
+    EXPECT_TRUE((*sig)["fatal"].get<bool>());
+    EXPECT_EQ((*sig)["code"], SI_USER);
+    EXPECT_EQ((*sig)["sender_pid"], c.log.pid());
+    EXPECT_EQ(c.log.events.back()["ev"], "signal");
+}
+
+TEST(PreloadFaults, SigtermWithAHandlerRunsTheHandler) {
+    TempDir out;
+    SignalCase c = run_signal_case("term-handled", out);
+    EXPECT_EQ(c.traced.exit_code(), 9);
+    EXPECT_NE(c.traced.out.find("SIGTERM handled"), std::string::npos);
+    expect_well_formed(c.log);
+    expect_complete(c.log);
+    auto sig = c.log.first("signal");
+    ASSERT_TRUE(sig);
+    EXPECT_EQ((*sig)["name"], "SIGTERM");
+    EXPECT_EQ((*sig)["disposition"], "handler");
+    EXPECT_FALSE((*sig)["fatal"].get<bool>());
+    auto end = c.log.first("process_end");
+    ASSERT_TRUE(end);
+    EXPECT_EQ((*end)["how"], "exit");
+    EXPECT_EQ((*end)["status"], 9);
+}
+
+// exit() from a SIGTERM handler that runs on one of four threads that keep
+// creating threads (main blocks the signal): atexit handlers still run, the
+// end is recorded, and nothing hangs. Repeated: the signal lands at a
+// different place each time.
+TEST(PreloadFaults, ExitFromASignalHandlerWhileThreadsAreCreated) {
+    for (int round = 0; round < 5; ++round) {
+        SCOPED_TRACE("round " + std::to_string(round));
+        TempDir out;
+        SignalCase c = run_signal_case("exit-in-handler", out);
+        EXPECT_EQ(c.traced.exit_code(), 6);
+        EXPECT_NE(c.traced.out.find("exit from the handler"), std::string::npos);
+        EXPECT_NE(c.traced.out.find("atexit handler ran"), std::string::npos);
+        expect_well_formed(c.log);
+        EXPECT_LE(c.log.torn_lines, 4u) << "at most the lines of the other threads in flight";
+        EXPECT_GT(c.log.all("thread_start").size(), 10u);
+        auto sig = c.log.first("signal");
+        ASSERT_TRUE(sig);
+        EXPECT_EQ((*sig)["name"], "SIGTERM");
+        EXPECT_EQ((*sig)["disposition"], "handler");
+        EXPECT_NE((*sig)["tid"], c.log.pid()) << "main blocks SIGTERM: a churning thread took it";
+        auto end = c.log.first("process_end");
+        ASSERT_TRUE(end);
+        EXPECT_EQ((*end)["how"], "exit");
+        EXPECT_EQ((*end)["status"], 6);
+        EXPECT_EQ((*end)["tid"], (*sig)["tid"]);
+    }
+}
+
+TEST(PreloadFaults, UnderscoreExitFromASignalHandlerWhileThreadsAreCreated) {
+    for (int round = 0; round < 5; ++round) {
+        SCOPED_TRACE("round " + std::to_string(round));
+        TempDir out;
+        SignalCase c = run_signal_case("_exit-in-handler", out);
+        EXPECT_EQ(c.traced.exit_code(), 7);
+        EXPECT_NE(c.traced.out.find("_exit from the handler"), std::string::npos);
+        EXPECT_EQ(c.traced.out.find("atexit"), std::string::npos);
+        expect_well_formed(c.log);
+        EXPECT_LE(c.log.torn_lines, 4u);
+        auto sig = c.log.first("signal");
+        ASSERT_TRUE(sig);
+        EXPECT_EQ((*sig)["name"], "SIGUSR1");
+        EXPECT_EQ((*sig)["disposition"], "handler");
+        auto end = c.log.first("process_end");
+        ASSERT_TRUE(end);
+        EXPECT_EQ((*end)["how"], "_exit");
+        EXPECT_EQ((*end)["status"], 7);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// vfork and posix_spawn
+
+TEST(PreloadFaults, VforkAndPosixSpawnChildrenAreTracedAsTheirOwnProcesses) {
+    RunResult plain = run_untraced({"spawn"});
+    ASSERT_EQ(plain.exit_code(), 0) << plain.out << plain.err;
+    TempDir out;
+    RunResult r = run_fault({"spawn"}, out.path());
+    EXPECT_EQ(r.wait_status, plain.wait_status) << r.out << r.err;
+    EXPECT_TRUE(recorder_messages(r.err).empty()) << r.err;
+    // "spawn: vfork child <pid> exited 5", "spawn: posix_spawn child <pid> exited 5"
+    std::map<std::string, int> child_pid;
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+        char how[32] = {};
+        int pid = 0, status = 0;
+        if (std::sscanf(line.c_str(), "spawn: %31s child %d exited %d", how, &pid, &status) == 3) {
+            EXPECT_EQ(status, 5) << line;
+            child_pid[how] = pid;
+        }
+    }
+    ASSERT_EQ(child_pid.size(), 2u) << r.out;
+
+    auto logs = read_logs(out.path());
+    ASSERT_EQ(logs.size(), 3u) << describe(logs);
+    for (const auto& l : logs) {
+        expect_well_formed(l);
+        expect_complete(l);
+    }
+    const ProcessLog* parent = nullptr;
+    std::map<int, const ProcessLog*> by_pid;
+    for (const auto& l : logs) {
+        by_pid[l.pid()] = &l;
+        if (l.start()["cmdline"].size() > 1 && l.start()["cmdline"][1] == "spawn") parent = &l;
+    }
+    ASSERT_NE(parent, nullptr) << describe(logs);
+    // The parent is unaffected: no fork events (documented), its own end.
+    EXPECT_FALSE(parent->first("fork"));
+    EXPECT_FALSE(parent->first("exec"));
+    auto end = parent->first("process_end");
+    ASSERT_TRUE(end);
+    EXPECT_EQ((*end)["status"], 0);
+    EXPECT_EQ(parent->all("thread_start").size(), 0u);
+    for (const auto& [how, pid] : child_pid) {
+        SCOPED_TRACE(how);
+        ASSERT_TRUE(by_pid.count(pid)) << describe(logs);
+        const ProcessLog& child = *by_pid[pid];
+        EXPECT_EQ(child.file.filename().string(), "pid-" + std::to_string(pid) + ".jsonl");
+        EXPECT_EQ(child.start()["origin"], "exec");
+        EXPECT_EQ(child.start()["image"], 0);
+        EXPECT_EQ(child.start()["ppid"], parent->pid());
+        EXPECT_EQ(child.start()["cmdline"][1], "child");
+        EXPECT_EQ(child.all("thread_start").size(), 2u);
+        EXPECT_EQ(child.all("thread_end").size(), 2u);
+        auto child_end = child.first("process_end");
+        ASSERT_TRUE(child_end);
+        EXPECT_EQ((*child_end)["how"], "exit");
+        EXPECT_EQ((*child_end)["status"], 5);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// An OpenMP runtime loaded with dlopen after start (the library-constructor
+// case is ThreadFromALibraryConstructorIsRecorded)
+
+TEST(PreloadFaults, ThreadsOfADlopenedOpenMpRuntimeAreRecorded) {
+    RunResult plain = run_untraced({"dlopen-gomp"});
+    if (plain.exit_code() == 2 && plain.err.find("libgomp") != std::string::npos)
+        GTEST_SKIP() << "libgomp.so.1 is not installed: " << plain.err;
+    ASSERT_EQ(plain.exit_code(), 0) << plain.out << plain.err;
+    TempDir out;
+    RunResult r = run_fault({"dlopen-gomp"}, out.path(), {{"OMP_WAIT_POLICY", "passive"}});
+    EXPECT_EQ(r.wait_status, plain.wait_status) << r.err;
+    EXPECT_EQ(r.out, plain.out);
+    EXPECT_NE(r.out.find("4 team members saw 4 threads"), std::string::npos) << r.out;
+    auto logs = read_logs(out.path());
+    ASSERT_EQ(logs.size(), 1u);
+    const ProcessLog& log = logs[0];
+    expect_well_formed(log);
+    expect_complete(log);
+    EXPECT_EQ(log.start()["env"]["OMP_WAIT_POLICY"], "passive");
+    auto starts = log.all("thread_start");
+    ASSERT_EQ(starts.size(), 3u) << "a team of 4: the main thread and 3 made by libgomp, once";
+    std::set<int> seqs;
+    for (const auto& s : starts) {
+        EXPECT_EQ(base_name(s["creator_module"]), "libgomp.so.1") << s.dump();
+        EXPECT_EQ(base_name(s["start_module"]), "libgomp.so.1") << s.dump();
+        EXPECT_EQ(s["creator_tid"], log.pid());
+        EXPECT_GT(s["t"].get<std::int64_t>(), log.start()["t"].get<std::int64_t>() + 5000000)
+            << "created well after start, once the runtime was loaded";
+        seqs.insert(s["seq"].get<int>());
+    }
+    EXPECT_EQ(seqs, (std::set<int>{1, 2, 3}));
+    auto end = log.first("process_end");
+    ASSERT_TRUE(end);
+    EXPECT_EQ((*end)["status"], 0);
+    EXPECT_EQ((*end)["threads_created"], 3);
+    EXPECT_EQ((*end)["threads_untraced"], 0);
+}
+
+// ---------------------------------------------------------------------------
+// Hostile output directories (a symlink where the host directory or
+// topology.xml goes: PlantedSymlinksAreNeverFollowed)
+
+// Every name the recorder would use for a process is planted before the
+// process starts (its pid is known: it is held before exec): a regular file
+// at the log's name, a symlink to a file outside OUT at the next one, a FIFO
+// at the one after, and symlinks at the topology's temporary name and at the
+// model's name. Nothing outside OUT is written, nothing planted is replaced
+// or truncated, nothing hangs, and the process logs under the first free name.
+TEST(PreloadFaults, FilesPlantedAtTheNamesALogWouldGetAreNeverTouched) {
+    TempDir out, elsewhere;
+    const fs::path host = out.path() / host_dir_name();
+    fs::create_directory(host);
+    Spawned app({example("fault_cases"), "threads", "20"}, out.path());
+    const std::string pid = std::to_string(app.pid());
+    const std::string stem = "pid-" + pid;
+
+    Sentinel planted = Sentinel::make(host / (stem + ".jsonl"), "not a log: the application's own data\n");
+    Sentinel victim_log = Sentinel::make(elsewhere.path() / "victim-log", "outside, log\n");
+    Sentinel victim_topology = Sentinel::make(elsewhere.path() / "victim-topology", "outside, topology\n");
+    Sentinel victim_model = Sentinel::make(elsewhere.path() / "victim-model", "outside, model\n");
+    fs::create_symlink(victim_log.path, host / (stem + ".1.jsonl"));
+    ASSERT_EQ(::mkfifo((host / (stem + ".2.jsonl")).c_str(), 0644), 0);
+    fs::create_symlink(victim_topology.path, host / ("topology.xml.tmp." + pid));
+    fs::create_symlink(victim_model.path, host / (stem + ".3.model.json"));
+    fs::create_symlink(victim_model.path, host / (stem + ".3.model.json.tmp." + pid));
+
+    RunResult r = app.finish();
+    EXPECT_EQ(r.exit_code(), 6) << r.err;
+    EXPECT_NE(r.out.find("threads: 20 threads"), std::string::npos);
+
+    planted.expect_untouched();
+    victim_log.expect_untouched();
+    victim_topology.expect_untouched();
+    victim_model.expect_untouched();
+    EXPECT_TRUE(fs::is_symlink(host / (stem + ".1.jsonl")));
+    EXPECT_TRUE(fs::is_fifo(host / (stem + ".2.jsonl")));
+    EXPECT_TRUE(fs::is_symlink(host / ("topology.xml.tmp." + pid)));
+    EXPECT_TRUE(fs::is_symlink(host / (stem + ".3.model.json")));
+
+    // The log took the first free name, and is whole.
+    const fs::path log_file = host / (stem + ".3.jsonl");
+    ASSERT_TRUE(fs::is_regular_file(log_file)) << r.err;
+    ProcessLog log = read_log(log_file);
+    expect_well_formed(log);
+    expect_complete(log);
+    EXPECT_EQ(log.start()["log"], stem + ".3.jsonl");
+    EXPECT_EQ(log.all("thread_start").size(), 20u);
+    auto end = log.first("process_end");
+    ASSERT_TRUE(end);
+    EXPECT_EQ((*end)["status"], 6);
+    // The topology could not be published under its planted temporary name,
+    // the model not under its planted name: both said in the log.
+    auto topology = log.first("topology");
+    ASSERT_TRUE(topology);
+    EXPECT_FALSE((*topology)["ok"].get<bool>());
+    EXPECT_FALSE(fs::exists(host / "topology.xml"));
+    auto model = log.first("model");
+    ASSERT_TRUE(model);
+    EXPECT_FALSE((*model)["ok"].get<bool>());
+}
+
+// OUT is a world-writable sticky directory (mode 1777, like /tmp) owned by
+// another user, who made the host directory (also 1777) and planted symlinks
+// to files outside OUT at the log's name, at topology.xml, topology.snap and
+// its lock. The recorder (root here, so permissions do not stop it) follows
+// none of them.
+TEST(PreloadFaults, StickySharedDirectoryOwnedByAnotherUser) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to give files to another user";
+    TempDir scratch, elsewhere;
+    const uid_t other = 65534;  // nobody
+    const fs::path out = scratch.path() / "shared";
+    const fs::path host = out / host_dir_name();
+    fs::create_directory(out);
+    fs::create_directory(host);
+    for (const fs::path& d : {out, host}) {
+        ASSERT_EQ(::chown(d.c_str(), other, other), 0);
+        ASSERT_EQ(::chmod(d.c_str(), 01777), 0);
+    }
+    Spawned app({example("fault_cases"), "threads", "20"}, out);
+    const std::string stem = "pid-" + std::to_string(app.pid());
+    std::vector<Sentinel> victims;
+    std::vector<fs::path> links;
+    for (const std::string& name : {stem + ".jsonl", std::string("topology.xml"), std::string("topology.snap"),
+                                   std::string("topology.snap.lock"), std::string("topology.xml.claim")}) {
+        victims.push_back(Sentinel::make(elsewhere.path() / ("victim-" + name), "outside: " + name + "\n"));
+        links.push_back(host / name);
+        fs::create_symlink(victims.back().path, links.back());
+        ASSERT_EQ(::lchown(links.back().c_str(), other, other), 0);
+    }
+    RunResult r = app.finish();
+    EXPECT_EQ(r.exit_code(), 6) << r.err;
+    EXPECT_NE(r.out.find("threads: 20 threads"), std::string::npos);
+    for (const auto& v : victims) v.expect_untouched();
+    // topology.snap may be replaced by a real snapshot (rename replaces the
+    // link itself, never its target); every other link is still there.
+    for (const auto& l : links) {
+        if (l.filename() != "topology.snap") {
+            EXPECT_TRUE(fs::is_symlink(l)) << l;
+        }
+    }
+
+    const fs::path log_file = host / (stem + ".1.jsonl");
+    ASSERT_TRUE(fs::is_regular_file(log_file)) << r.err;
+    struct stat st{};
+    ASSERT_EQ(::lstat(log_file.c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, ::geteuid()) << "the log is the recorder's own new file";
+    ProcessLog log = read_log(log_file);
+    expect_well_formed(log);
+    expect_complete(log);
+    EXPECT_EQ(log.all("thread_start").size(), 20u);
+    auto end = log.first("process_end");
+    ASSERT_TRUE(end);
+    EXPECT_EQ((*end)["status"], 6);
+}
+
+}  // namespace
+}  // namespace stacksage::testing
