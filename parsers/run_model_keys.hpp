@@ -18,8 +18,9 @@
 // Times are the recording host's CLOCK_MONOTONIC in ns: comparable between
 // flows of one host, not between hosts.
 //
-// (These keys would belong to core/attribute_keys.hpp; core is another
-// module's, so they live here and are interned on use.)
+// These are names, interned on use, not constants of core/attribute_keys.hpp:
+// those are interned first by every Model (and fixed in every snapshot),
+// while only run models carry these.
 #pragma once
 
 #include <string_view>

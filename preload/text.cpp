@@ -1,23 +1,24 @@
 #include "preload/text.hpp"
 
-namespace stacksage::preload {
+#include <cstring>
 
-TextBuffer& TextBuffer::add(const char* s) {
-    std::size_t n = 0;
-    if (s != nullptr)
-        while (s[n] != '\0') ++n;
-    return add(s, n);
-}
+namespace stacksage {
+
+TextBuffer& TextBuffer::add(const char* s) { return s ? add(s, std::strlen(s)) : *this; }
 
 TextBuffer& TextBuffer::add(const char* s, std::size_t n) {
-    for (std::size_t i = 0; i < n; ++i) {
-        if (len_ + 1 >= cap_) {
-            truncated_ = true;
-            break;
-        }
-        buf_[len_++] = s[i];
+    if (cap_ == 0) {
+        truncated_ = truncated_ || n > 0;
+        return *this;
     }
-    if (cap_ > 0) buf_[len_] = '\0';
+    const std::size_t room = cap_ - 1 - len_;
+    if (n > room) {
+        truncated_ = true;
+        n = room;
+    }
+    std::memcpy(buf_ + len_, s, n);
+    len_ += n;
+    buf_[len_] = '\0';
     return *this;
 }
 
@@ -27,7 +28,7 @@ TextBuffer& TextBuffer::add_uint(std::uint64_t v, int min_digits) {
     do {
         digits[n++] = static_cast<char>('0' + v % 10);
         v /= 10;
-    } while (v != 0 && n < 24);
+    } while (v != 0);
     while (n < min_digits && n < 24) digits[n++] = '0';
     char out[24];
     for (int i = 0; i < n; ++i) out[i] = digits[n - 1 - i];
@@ -37,9 +38,39 @@ TextBuffer& TextBuffer::add_uint(std::uint64_t v, int min_digits) {
 TextBuffer& TextBuffer::add_int(std::int64_t v) {
     if (v < 0) {
         add("-", 1);
-        return add_uint(static_cast<std::uint64_t>(-(v + 1)) + 1);
+        // Negating INT64_MIN overflows; go through the unsigned value.
+        return add_uint(~static_cast<std::uint64_t>(v) + 1);
     }
     return add_uint(static_cast<std::uint64_t>(v));
 }
 
-}  // namespace stacksage::preload
+TextBuffer& TextBuffer::add_hex(std::uint64_t v) {
+    char digits[16];
+    int n = 0;
+    do {
+        digits[n++] = "0123456789abcdef"[v & 0xf];
+        v >>= 4;
+    } while (v != 0);
+    char out[18] = {'0', 'x'};
+    for (int i = 0; i < n; ++i) out[2 + i] = digits[n - 1 - i];
+    return add(out, static_cast<std::size_t>(n + 2));
+}
+
+TextBuffer& TextBuffer::add_json_string(const char* s) {
+    add("\"", 1);
+    for (const char* p = s ? s : ""; *p != '\0'; ++p) {
+        const auto c = static_cast<unsigned char>(*p);
+        if (c == '"' || c == '\\') {
+            const char esc[2] = {'\\', static_cast<char>(c)};
+            add(esc, 2);
+        } else if (c < 0x20) {
+            const char esc[6] = {'\\', 'u', '0', '0', "0123456789abcdef"[c >> 4], "0123456789abcdef"[c & 0xf]};
+            add(esc, 6);
+        } else {
+            add(p, 1);
+        }
+    }
+    return add("\"", 1);
+}
+
+}  // namespace stacksage

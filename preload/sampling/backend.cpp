@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "preload/sampling/fixed_text.hpp"
+#include "preload/text.hpp"
 
 namespace stacksage::sampling {
 
@@ -15,7 +15,7 @@ bool same(const char* a, std::size_t len, const char* word) {
 }
 
 bool fail(char* error, std::size_t cap, const char* what, const char* item, std::size_t len) {
-    FixedText t(error, cap);
+    TextBuffer t(error, cap);
     t.add("--sample: ").add(what);
     if (item != nullptr) t.add(" '").add(item, len).add("'");
     t.add(": ").add(kChoices);

@@ -3,7 +3,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 
-#include "preload/sampling/fixed_text.hpp"
+#include "preload/text.hpp"
 
 #ifdef STACKSAGE_HAVE_PAPI
 #include <papi.h>
@@ -38,7 +38,7 @@ template <class F> bool lookup(void* lib, const char* name, F& out) {
 }  // namespace
 
 bool PapiCounters::initialise() {
-    FixedText why(reason_, sizeof reason_);
+    TextBuffer why(reason_, sizeof reason_);
     // RTLD_LOCAL: PAPI's symbols must not interpose on the application's.
     library_ = dlopen("libpapi.so.7.0", RTLD_NOW | RTLD_LOCAL);
     if (library_ == nullptr) library_ = dlopen("libpapi.so", RTLD_NOW | RTLD_LOCAL);
@@ -92,7 +92,7 @@ bool PapiCounters::initialise() {
 void PapiCounters::thread_start(PapiThreadCounters& t) {
     t = PapiThreadCounters{};
     if (!ready_) return;
-    FixedText why(t.error, sizeof t.error);
+    TextBuffer why(t.error, sizeof t.error);
     if (register_thread_() != PAPI_OK) {
         why.add("PAPI_register_thread failed");
         return;
@@ -142,7 +142,7 @@ void PapiCounters::thread_stop(PapiThreadCounters& t) {
 #else  // !STACKSAGE_HAVE_PAPI
 
 bool PapiCounters::initialise() {
-    FixedText(reason_, sizeof reason_).add("this build of stacksage has no PAPI support (libpapi was not found when it was built)");
+    TextBuffer(reason_, sizeof reason_).add("this build of stacksage has no PAPI support (libpapi was not found when it was built)");
     return false;
 }
 void PapiCounters::thread_start(PapiThreadCounters& t) { t = PapiThreadCounters{}; }

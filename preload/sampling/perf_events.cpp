@@ -11,7 +11,7 @@
 #include <cstring>
 
 #include "preload/raw_syscall.hpp"
-#include "preload/sampling/fixed_text.hpp"
+#include "preload/text.hpp"
 
 namespace stacksage::sampling {
 
@@ -50,7 +50,7 @@ void add_spec(EventSpec* out, std::size_t cap, std::size_t& n, const perf_event_
     s.attr = attr;
     s.kind = kind;
     s.leader = leader;
-    FixedText(s.pmu, sizeof s.pmu).add(pmu);
+    TextBuffer(s.pmu, sizeof s.pmu).add(pmu);
 }
 
 // The raw system call: the preload interposes libc's syscall(), and the
@@ -148,7 +148,7 @@ std::size_t build_event_specs(const SamplingPlan& plan, const SamplingOptions& o
 }
 
 void explain_open_error(int err, EventKind kind, const char* pmu, char* out, std::size_t cap) {
-    FixedText t(out, cap);
+    TextBuffer t(out, cap);
     t.add(pmu).add("/").add(event_kind_name(kind)).add(": ");
     const char* name = strerrorname_np(err);
     switch (err) {

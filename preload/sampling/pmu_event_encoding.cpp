@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "preload/sampling/fixed_text.hpp"
+#include "preload/text.hpp"
 
 namespace stacksage::sampling {
 
@@ -115,7 +115,7 @@ const FormatSpec* find_format(const NamedFormat* formats, std::size_t count, con
 bool encode_event(const char* event_text, const NamedFormat* formats, std::size_t format_count,
                   EventEncoding& out, char* error, std::size_t error_cap) {
     out = EventEncoding{};
-    FixedText err(error, error_cap);
+    TextBuffer err(error, error_cap);
     if (event_text == nullptr) {
         err.add("no event text");
         return false;

@@ -14,7 +14,7 @@
 #include <cstring>
 
 #include "preload/raw_syscall.hpp"
-#include "preload/sampling/fixed_text.hpp"
+#include "preload/text.hpp"
 #include "preload/sampling/summary_writer.hpp"
 
 namespace stacksage::sampling {
@@ -71,7 +71,7 @@ void note_failure(Backend b, const char* error) {
     live.failed.fetch_add(1, std::memory_order_relaxed);
     int expected = 0;
     if (live.error_claimed.compare_exchange_strong(expected, 1))
-        FixedText(live.first_error, sizeof live.first_error).add(error);
+        TextBuffer(live.first_error, sizeof live.first_error).add(error);
 }
 
 void finish_slot(ThreadSlot& s, bool own_thread) {
@@ -148,7 +148,7 @@ void start_drainer() {
     pthread_attr_destroy(&attr);
 }
 
-void list_backends(FixedText& t, std::uint32_t bits) {
+void list_backends(TextBuffer& t, std::uint32_t bits) {
     bool first = true;
     for (int i = 0; i < kBackendCount; ++i)
         if (bits & (1u << i)) {
@@ -161,7 +161,7 @@ void list_backends(FixedText& t, std::uint32_t bits) {
 
 bool sampler_start(const SamplerConfig& config, char* message, std::size_t message_cap) {
     ErrnoGuard guard;
-    FixedText msg(message, message_cap);
+    TextBuffer msg(message, message_cap);
     g_config = config;
     if (!config.options.selection.enabled()) return false;
     PmuScan* scan = static_cast<PmuScan*>(::mmap(nullptr, sizeof(PmuScan), PROT_READ | PROT_WRITE,
@@ -203,7 +203,7 @@ bool sampler_start(const SamplerConfig& config, char* message, std::size_t messa
         header.pid = static_cast<std::uint32_t>(config.pid);
         header.start_monotonic_ns = config.start_monotonic_ns;
         header.start_realtime_ns = config.start_realtime_ns;
-        FixedText(header.host, sizeof header.host).add(config.host);
+        TextBuffer(header.host, sizeof header.host).add(config.host);
         if (fd < 0 || !g_raw.writer.open(fd, g_raw_buffer, sizeof g_raw_buffer, header))
             msg.add("; raw sample file ").add(config.raw_file_path).add(" cannot be created");
     }
@@ -338,7 +338,7 @@ bool sampler_finish(const char* dir, const char* stem, char* error, std::size_t 
     g_active.store(false, std::memory_order_release);
     g_raw.writer.close();
     char path[4352];
-    FixedText(path, sizeof path).add(dir).add("/").add(stem).add(".samples.jsonl");
+    TextBuffer(path, sizeof path).add(dir).add("/").add(stem).add(".samples.jsonl");
     return write_sample_summary(path, g_config, error, error_cap);
 }
 

@@ -3,13 +3,13 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "preload/sampling/fixed_text.hpp"
+#include "preload/text.hpp"
 
 namespace stacksage::sampling {
 
 namespace {
 
-bool read_u64(const char* name, std::uint64_t min, std::uint64_t max, std::uint64_t& out, FixedText& err) {
+bool read_u64(const char* name, std::uint64_t min, std::uint64_t max, std::uint64_t& out, TextBuffer& err) {
     const char* v = std::getenv(name);
     if (v == nullptr || *v == '\0') return true;
     char* end = nullptr;
@@ -26,7 +26,7 @@ bool read_u64(const char* name, std::uint64_t min, std::uint64_t max, std::uint6
 }  // namespace
 
 bool options_from_environment(SamplingOptions& options, char* error, std::size_t error_cap) {
-    FixedText err(error, error_cap);
+    TextBuffer err(error, error_cap);
     char selection_error[256];
     bool ok = parse_backend_selection(std::getenv("STACKSAGE_SAMPLE"), options.selection,
                                       selection_error, sizeof selection_error);

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "preload/sampling/fixed_text.hpp"
+#include "preload/text.hpp"
 
 namespace stacksage::sampling {
 
@@ -11,7 +11,7 @@ namespace {
 // Why no perf_event backend that needs `allowed` or a lower paranoid value
 // can open, or nullptr when nothing in the settings stops it.
 bool perf_blocked(const SystemFacts& f, const SamplingPlan& plan, int allowed, const char* proc_root,
-                  FixedText& why) {
+                  TextBuffer& why) {
     if (!f.perf_supported) {
         why.add("this kernel has no perf_event support (")
             .add(proc_root ? proc_root : kDefaultProcRoot)
@@ -38,7 +38,7 @@ bool perf_blocked(const SystemFacts& f, const SamplingPlan& plan, int allowed, c
 
 const char* root_of(const PmuScan& pmus) { return pmus.root; }
 
-void no_core_pmu_reason(const PmuScan& pmus, const SystemFacts& facts, FixedText& why) {
+void no_core_pmu_reason(const PmuScan& pmus, const SystemFacts& facts, TextBuffer& why) {
     if (!pmus.root_readable) {
         why.add("no hardware PMU: ").add(root_of(pmus)).add(" cannot be read (").add(std::strerror(pmus.root_errno))
             .add(")");
@@ -53,7 +53,7 @@ void no_core_pmu_reason(const PmuScan& pmus, const SystemFacts& facts, FixedText
 void plan_pebs(const PmuScan& pmus, const SystemFacts& facts, const SamplingOptions& options,
                SamplingPlan& plan) {
     BackendStatus& status = plan.status[static_cast<int>(Backend::Pebs)];
-    FixedText why(status.reason, sizeof status.reason);
+    TextBuffer why(status.reason, sizeof status.reason);
     bool any_core = false;
     const char* skipped = nullptr;  // the last reason a core PMU was passed over
     char encode_error[160] = {};
@@ -79,7 +79,7 @@ void plan_pebs(const PmuScan& pmus, const SystemFacts& facts, const SamplingOpti
             continue;
         }
         PebsTarget t;
-        FixedText(t.pmu, sizeof t.pmu).add(pmu.name);
+        TextBuffer(t.pmu, sizeof t.pmu).add(pmu.name);
         t.type = pmu.type;
         if (!encode_event(pmu.mem_loads, pmu.formats, pmu.format_count, t.loads, encode_error,
                           sizeof encode_error)) {
@@ -123,7 +123,7 @@ void plan_pebs(const PmuScan& pmus, const SystemFacts& facts, const SamplingOpti
 void plan_ibs(const PmuScan& pmus, const SystemFacts& facts, const SamplingOptions& options,
               SamplingPlan& plan) {
     BackendStatus& status = plan.status[static_cast<int>(Backend::Ibs)];
-    FixedText why(status.reason, sizeof status.reason);
+    TextBuffer why(status.reason, sizeof status.reason);
     const PmuDescription* ibs = pmus.find("ibs_op");
     if (ibs == nullptr) {
         if (!pmus.root_readable)
@@ -165,7 +165,7 @@ void plan_ibs(const PmuScan& pmus, const SystemFacts& facts, const SamplingOptio
 
 void plan_software(Backend b, const SystemFacts& facts, const SamplingOptions& options, SamplingPlan& plan) {
     BackendStatus& status = plan.status[static_cast<int>(b)];
-    FixedText why(status.reason, sizeof status.reason);
+    TextBuffer why(status.reason, sizeof status.reason);
     if (perf_blocked(facts, plan, 2, options.proc_root, why)) return;
     status.available = true;
 }
@@ -190,7 +190,7 @@ void plan_sampling(const PmuScan& pmus, const SystemFacts& facts, const Sampling
     plan_software(Backend::CpuClock, facts, options, out);
     BackendStatus& papi = out.status[static_cast<int>(Backend::Papi)];
     if (papi_unavailable != nullptr)
-        FixedText(papi.reason, sizeof papi.reason).add(papi_unavailable);
+        TextBuffer(papi.reason, sizeof papi.reason).add(papi_unavailable);
     else
         papi.available = true;
 }

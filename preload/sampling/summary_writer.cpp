@@ -8,7 +8,7 @@
 #include <cstring>
 #include <new>
 
-#include "preload/sampling/fixed_text.hpp"
+#include "preload/text.hpp"
 
 namespace stacksage::sampling {
 
@@ -18,7 +18,7 @@ namespace {
 class LineFile {
 public:
     explicit LineFile(int fd) : fd_(fd) {}
-    FixedText& line() { return line_; }
+    TextBuffer& line() { return line_; }
     void end_line() {
         line_.add("\n");
         if (line_.truncated()) {
@@ -49,7 +49,7 @@ public:
 private:
     int fd_;
     char line_buf_[4096];
-    FixedText line_{line_buf_, sizeof line_buf_};
+    TextBuffer line_{line_buf_, sizeof line_buf_};
     char buffer_[64 * 1024];
     std::size_t used_ = 0;
     std::uint64_t truncated_ = 0;
@@ -66,13 +66,13 @@ std::uint64_t monotonic_ns() {
     return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-FixedText& begin(LineFile& f, const char* rec) {
-    FixedText& t = f.line();
+TextBuffer& begin(LineFile& f, const char* rec) {
+    TextBuffer& t = f.line();
     t.add("{\"v\":").add_int(kSampleSummaryVersion).add(",\"rec\":").add_json_string(rec);
     return t;
 }
 
-void backend_list(FixedText& t, std::uint32_t bits) {
+void backend_list(TextBuffer& t, std::uint32_t bits) {
     t.add("[");
     bool first = true;
     for (int i = 0; i < kBackendCount; ++i)
@@ -86,7 +86,7 @@ void backend_list(FixedText& t, std::uint32_t bits) {
 
 void write_header(LineFile& f, const SamplerConfig& c) {
     const SamplingOptions& o = c.options;
-    FixedText& t = begin(f, "sampling");
+    TextBuffer& t = begin(f, "sampling");
     t.add(",\"pid\":").add_int(c.pid).add(",\"host\":").add_json_string(c.host);
     t.add(",\"start_ns\":").add_uint(c.start_monotonic_ns).add(",\"end_ns\":").add_uint(monotonic_ns());
     t.add(",\"requested\":");
@@ -110,7 +110,7 @@ void write_header(LineFile& f, const SamplerConfig& c) {
 
     for (int i = 0; i < kBackendCount; ++i) {
         const Backend b = static_cast<Backend>(i);
-        FixedText& l = begin(f, "backend");
+        TextBuffer& l = begin(f, "backend");
         l.add(",\"name\":").add_json_string(backend_name(b));
         l.add(",\"requested\":").add(o.selection.wants(b) ? "true" : "false");
         l.add(",\"available\":").add(plan.of(b).available ? "true" : "false");
@@ -123,7 +123,7 @@ void write_header(LineFile& f, const SamplerConfig& c) {
 }
 
 void write_thread(LineFile& f, const ThreadSlot& s) {
-    FixedText& t = begin(f, "thread");
+    TextBuffer& t = begin(f, "thread");
     t.add(",\"tid\":").add_int(s.tid).add(",\"start_ns\":").add_uint(s.start_ns).add(",\"end_ns\":").add_uint(s.end_ns);
     t.add(",\"backends\":");
     backend_list(t, s.events.opened_backends | (s.papi.running || s.papi.values[0] ? backend_bit(Backend::Papi) : 0));
@@ -136,13 +136,13 @@ void write_thread(LineFile& f, const ThreadSlot& s) {
 
     s.table.for_each([&](const AccessKey& k, const AccessEntry& e) {
         if (k.backend == Backend::CpuClock) {
-            FixedText& r = begin(f, "ran_on");
+            TextBuffer& r = begin(f, "ran_on");
             r.add(",\"tid\":").add_int(s.tid).add(",\"cpu\":").add_uint(k.cpu).add(",\"count\":").add_uint(e.count)
                 .add("}");
             f.end_line();
             return;
         }
-        FixedText& a = begin(f, "access");
+        TextBuffer& a = begin(f, "access");
         a.add(",\"tid\":").add_int(s.tid).add(",\"backend\":").add_json_string(backend_name(k.backend));
         a.add(",\"cpu\":").add_uint(k.cpu).add(",\"level\":").add_json_string(served_by_name(k.served_by));
         a.add(",\"op\":").add_json_string(mem_op_name(k.op)).add(",\"node\":").add_int(k.node);
@@ -158,7 +158,7 @@ void write_thread(LineFile& f, const ThreadSlot& s) {
     const PapiCounters& papi = sampler_papi();
     if (papi.ready() && (s.papi.running || s.papi.error[0] != '\0' || s.papi.added[0] || s.papi.added[1] ||
                          s.papi.added[2])) {
-        FixedText& p = begin(f, "papi");
+        TextBuffer& p = begin(f, "papi");
         p.add(",\"tid\":").add_int(s.tid).add(",\"cpu\":");
         if (s.papi_cpu == 0xffffffffu) p.add("null"); else p.add_uint(s.papi_cpu);
         p.add(",\"complete\":").add(s.papi.running ? "false" : "true").add(",\"counters\":{");
@@ -176,7 +176,7 @@ void write_thread(LineFile& f, const ThreadSlot& s) {
 }  // namespace
 
 bool write_sample_summary(const char* path, const SamplerConfig& config, char* error, std::size_t error_cap) {
-    FixedText err(error, error_cap);
+    TextBuffer err(error, error_cap);
     const int fd = ::open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) {
         err.add(path).add(": ").add(std::strerror(errno));
@@ -191,7 +191,7 @@ bool write_sample_summary(const char* path, const SamplerConfig& config, char* e
         write_thread(*f, *s);
         ++threads;
     }
-    FixedText& t = begin(*f, "end");
+    TextBuffer& t = begin(*f, "end");
     t.add(",\"threads\":").add_uint(threads).add("}");
     f->end_line();
     const bool ok = f->flush();

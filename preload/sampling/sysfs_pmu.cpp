@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "preload/sampling/fixed_text.hpp"
+#include "preload/text.hpp"
 
 namespace stacksage::sampling {
 
@@ -44,7 +44,7 @@ bool read_int(const char* path, long& out) {
 }
 
 void path_of(char* out, std::size_t cap, const char* root, const char* pmu, const char* rest) {
-    FixedText(out, cap).add(root).add("/").add(pmu).add("/").add(rest);
+    TextBuffer(out, cap).add(root).add("/").add(pmu).add("/").add(rest);
 }
 
 bool interesting(const char* name) {
@@ -60,10 +60,10 @@ void read_formats(const char* root, PmuDescription& pmu) {
         if (e->d_name[0] == '.' || pmu.format_count == kMaxPmuFormats) continue;
         if (std::strlen(e->d_name) >= sizeof pmu.formats[0].name) continue;
         char file[1280], text[128];
-        FixedText(file, sizeof file).add(dir_path).add("/").add(e->d_name);
+        TextBuffer(file, sizeof file).add(dir_path).add("/").add(e->d_name);
         NamedFormat& f = pmu.formats[pmu.format_count];
         if (!read_text(file, text, sizeof text) || !parse_format_spec(text, f.spec)) continue;
-        FixedText(f.name, sizeof f.name).add(e->d_name);
+        TextBuffer(f.name, sizeof f.name).add(e->d_name);
         ++pmu.format_count;
     }
     ::closedir(dir);
@@ -105,7 +105,7 @@ const PmuDescription* PmuScan::find(const char* name) const {
 void scan_pmus(const char* root, PmuScan& out) {
     // Not `out = PmuScan{}`: that builds a 20 KiB temporary on the stack.
     std::memset(static_cast<void*>(&out), 0, sizeof out);
-    FixedText(out.root, sizeof out.root).add(root ? root : kDefaultSysfsPmuRoot);
+    TextBuffer(out.root, sizeof out.root).add(root ? root : kDefaultSysfsPmuRoot);
     DIR* dir = ::opendir(out.root);
     if (dir == nullptr) {
         out.root_errno = errno;
@@ -120,7 +120,7 @@ void scan_pmus(const char* root, PmuScan& out) {
         PmuDescription& pmu = out.pmus[out.count++];
         pmu.type = -1;
         pmu.max_precise = -1;
-        FixedText(pmu.name, sizeof pmu.name).add(e->d_name);
+        TextBuffer(pmu.name, sizeof pmu.name).add(e->d_name);
         describe(out.root, pmu);
     }
     ::closedir(dir);

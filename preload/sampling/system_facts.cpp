@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "preload/sampling/fixed_text.hpp"
+#include "preload/text.hpp"
 
 namespace stacksage::sampling {
 
@@ -59,19 +59,19 @@ void read_system_facts(const char* proc_root, SystemFacts& out) {
     char path[1024];
     long v;
 
-    FixedText(path, sizeof path).add(root).add("/sys/kernel/perf_event_paranoid");
+    TextBuffer(path, sizeof path).add(root).add("/sys/kernel/perf_event_paranoid");
     if (read_long(path, v)) {
         out.perf_supported = true;
         out.paranoid = static_cast<int>(v);
     }
-    FixedText(path, sizeof path).add(root).add("/sys/kernel/perf_event_mlock_kb");
+    TextBuffer(path, sizeof path).add(root).add("/sys/kernel/perf_event_mlock_kb");
     if (read_long(path, v)) out.mlock_kb = v;
 
     // Called once per process, before any thread samples: a static buffer
     // keeps 64 KiB off the (possibly small) stack.
     static char text[65536];
     long cpuinfo_len = -1;
-    FixedText(path, sizeof path).add(root).add("/self/status");
+    TextBuffer(path, sizeof path).add(root).add("/self/status");
     if (read_file(path, text, sizeof text) > 0) {
         if (const char* cap = line_value(text, "CapEff:")) {
             while (*cap == ' ' || *cap == '\t') ++cap;
@@ -80,7 +80,7 @@ void read_system_facts(const char* proc_root, SystemFacts& out) {
             out.cap_ipc_lock = eff >> kCapIpcLock & 1;
         }
     }
-    FixedText(path, sizeof path).add(root).add("/self/limits");
+    TextBuffer(path, sizeof path).add(root).add("/self/limits");
     if (read_file(path, text, sizeof text) > 0) {
         if (const char* lim = line_value(text, "Max locked memory")) {
             while (*lim == ' ') ++lim;
@@ -90,7 +90,7 @@ void read_system_facts(const char* proc_root, SystemFacts& out) {
                 out.memlock_limit = std::strtoull(lim, nullptr, 10);
         }
     }
-    FixedText(path, sizeof path).add(root).add("/cpuinfo");
+    TextBuffer(path, sizeof path).add(root).add("/cpuinfo");
     cpuinfo_len = read_file(path, text, sizeof text);
     if (cpuinfo_len > 0) {
         unsigned processors = 0;
@@ -100,7 +100,7 @@ void read_system_facts(const char* proc_root, SystemFacts& out) {
         if (complete && processors > 0) out.online_cpus = processors;
         if (const char* vendor = line_value(text, "vendor_id")) {
             while (*vendor == ' ' || *vendor == '\t' || *vendor == ':') ++vendor;
-            FixedText t(out.vendor, sizeof out.vendor);
+            TextBuffer t(out.vendor, sizeof out.vendor);
             for (; *vendor && *vendor != '\n'; ++vendor) t.add_char(*vendor);
         }
         if (const char* flags = line_value(text, "flags")) {
