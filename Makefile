@@ -24,7 +24,7 @@ demo: build
 
 test: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600
-	@echo "== The unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer"
+	@echo "== The tests again under AddressSanitizer + UndefinedBehaviorSanitizer, then ThreadSanitizer"
 	@scripts/sanitized-tests.sh
 	@echo "== A bounded run of every fuzz target"
 	@scripts/fuzz.sh --bounded
