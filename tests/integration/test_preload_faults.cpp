@@ -34,12 +34,6 @@ extern char** environ;
 namespace stacksage::testing {
 namespace {
 
-std::string host_dir_name() {
-    struct utsname u{};
-    uname(&u);
-    return u.nodename;
-}
-
 std::string read_text(const fs::path& file) {
     std::ifstream in(file, std::ios::binary);
     return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -16,12 +16,6 @@
 namespace stacksage::testing {
 namespace {
 
-std::string host_dir_name() {
-    struct utsname u{};
-    uname(&u);
-    return u.nodename;
-}
-
 TEST(PreloadProcess, ForkGivesTheChildItsOwnLogAndExecTracesTheNewImage) {
     TempDir out;
     RunOptions o;

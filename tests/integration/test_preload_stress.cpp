@@ -20,12 +20,6 @@
 namespace stacksage::testing {
 namespace {
 
-std::string host_dir_name() {
-    struct utsname u{};
-    uname(&u);
-    return u.nodename;
-}
-
 // Counts names created in (or moved into) one directory.
 class DirectoryWatch {
 public:

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -37,6 +38,12 @@ TempDir::~TempDir() {
     // A test may have made parts read-only.
     fs::permissions(path_, fs::perms::owner_all, fs::perm_options::add, ec);
     fs::remove_all(path_, ec);
+}
+
+std::string host_dir_name() {
+    struct utsname u{};
+    ::uname(&u);
+    return u.nodename;
 }
 
 bool RunResult::exited() const { return WIFEXITED(wait_status); }

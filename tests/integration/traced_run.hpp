@@ -56,6 +56,9 @@ struct RunResult {
     int term_signal() const;     // 0 unless killed by a signal
 };
 
+// The name of this host's folder in an output directory (OUT/<host>/).
+std::string host_dir_name();
+
 // fork + exec with stdout and stderr captured; kills the child at the timeout.
 RunResult run(const RunOptions& options);
 
