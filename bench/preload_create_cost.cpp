@@ -2,14 +2,15 @@
 // with the uninstrumented one in the same process.
 //
 // Usage: preload_create_cost PRELOAD.so [rounds]
-// The program re-executes itself under LD_PRELOAD (output in a fresh
-// temporary directory, removed at the end). Each round times one
+// The program runs itself again under LD_PRELOAD (output in a fresh
+// temporary directory, removed once that run has exited). Each round times one
 // create+join through pthread_create (which the preload intercepts) and one
 // through glibc's own pthread_create (looked up in libc.so.6 directly, which
 // the preload does not see), in alternating order; the figure is the median
 // of the per-round differences.
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -50,9 +51,19 @@ int run_under_preload(char** argv) {
     setenv("STACKSAGE_OUTPUT", dir.c_str(), 1);
     setenv("STACKSAGE_TOPOLOGY", "0", 1);  // start-up cost is measured elsewhere
     setenv("STACKSAGE_BENCH_DIR", dir.c_str(), 1);
-    execv("/proc/self/exe", argv);
-    std::perror("execv");
-    return 2;
+    // The measuring process is traced: its output directory is removed here,
+    // once it has exited (removing it earlier is a fault the recorder reports).
+    const pid_t child = fork();
+    if (child == 0) {
+        execv("/proc/self/exe", argv);
+        std::perror("execv");
+        _exit(2);
+    }
+    int status = 0;
+    if (child < 0 || waitpid(child, &status, 0) != child) status = 2 << 8;
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 2;
 }
 
 }  // namespace
@@ -99,7 +110,5 @@ int main(int argc, char** argv) {
     double sum = 0;
     for (double a : added) sum += a;
     std::printf("added cost per create:       mean %.2f us\n", sum / rounds / 1000);
-    std::error_code ignored;
-    std::filesystem::remove_all(dir, ignored);
     return 0;
 }
