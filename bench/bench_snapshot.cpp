@@ -22,14 +22,20 @@ const std::string kSapphireRapids =
     std::string(STACKSAGE_TEST_DATA_DIR) + "/hwloc-xml/Intel-SapphireRapids-2xXeonMax9460.xml";
 
 std::string snapshot_path() {
-    static std::string path = [] {
-        auto p = (fs::temp_directory_path() / ("stacksage-bench-" + std::to_string(getpid()) + ".snap")).string();
+    // Never destroyed: the exit handler that removes the file runs after the
+    // destructors of statics made before it was registered.
+    static const std::string* path = [] {
+        auto* p = new std::string(
+            (fs::temp_directory_path() / ("stacksage-bench-" + std::to_string(getpid()) + ".snap")).string());
         auto model = load_hwloc_xml(kSapphireRapids);
-        if (!model || !write_snapshot(*model, p)) std::abort();
-        std::atexit([] { fs::remove(snapshot_path()); });
+        if (!model || !write_snapshot(*model, *p)) std::abort();
+        std::atexit([] {
+            std::error_code ignored;
+            fs::remove(*path, ignored);
+        });
         return p;
     }();
-    return path;
+    return *path;
 }
 
 void BM_OpenSnapshotAndFirstQuery(benchmark::State& state) {
