@@ -276,6 +276,29 @@ TEST(BrokenInputs, AHostWithoutTopologyFallsBackToTheCpusetsSeen) {
     EXPECT_NE(text.find("Cores [1-5] may stay idle"), std::string::npos) << text;
 }
 
+// A mask naming CPUs the host's topology lacks (a topology written inside a
+// narrower cgroup than the job's threads later saw): one warning about the
+// host, naming its directory and the CPUs left out; the rest is analysed.
+// (The run-directory fuzzer found this note's file to be the host directory,
+// not a file: the property it checks now allows both.)
+TEST(BrokenInputs, MasksOutsideTheTopologyAreNotedOnceForTheHost) {
+    TempDir dir;
+    SyntheticRun run(dir.path());
+    run.add_host("n01", "pack:1 core:4 pu:1", "0-3");
+    run.add_process(busy_process("n01", 100, 0, 2, "0-1"));
+    run.add_process(busy_process("n01", 101, 1, 2, "6-9"));
+    LoadedRun r = load(dir);
+    const LoadNote* n = note_about(r, "n01", "name CPUs [6-9] that its topology does not list as available");
+    ASSERT_NE(n, nullptr);
+    EXPECT_EQ(n->file, "n01");
+    EXPECT_EQ(n->level, LoadNote::Level::Warning);
+    std::size_t about_masks = 0;
+    for (const LoadNote& note : r.notes) about_masks += note.message.find("does not list as available") != std::string::npos;
+    EXPECT_EQ(about_masks, 1u);
+    EXPECT_EQ(r.stats.processes, 2u);
+    EXPECT_TRUE(r.model.check_consistency().empty());
+}
+
 TEST(BrokenInputs, AnUnreadableTopologyFallsBackToo) {
     TempDir dir;
     SyntheticRun run(dir.path());
