@@ -4,15 +4,22 @@
 // For each real XML with at least 100 components:
 //   hwloc_only/<file>  : hwloc_topology_init + set_xml + load + destroy
 //   stacksage/<file>   : load_hwloc_xml (the same hwloc load plus conversion)
-// Both report seconds_per_component (time / components of our model).
+// and, to show where our part of the time goes:
+//   checks/<file>      : check_hwloc_xml_text alone (what runs before hwloc)
+//   convert/<file>     : add_hwloc_topology alone, from an hwloc topology
+//                        loaded once (our conversion into the model)
+// All report seconds_per_component (time / components of our model).
 #include <benchmark/benchmark.h>
 #include <hwloc.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
+#include "parsers/hwloc_convert.hpp"
 #include "parsers/hwloc_loader.hpp"
 
 using namespace stacksage;
@@ -44,6 +51,40 @@ void stacksage_load(benchmark::State& state, std::string path, double components
         components * double(state.iterations()), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
+void checks_only(benchmark::State& state, std::string path, double components) {
+    std::ifstream in(path, std::ios::binary);
+    const std::string text{std::istreambuf_iterator<char>(in), {}};
+    for (auto _ : state) {
+        Status ok = check_hwloc_xml_text(text, path);
+        if (!ok) state.SkipWithError(ok.error().message.c_str());
+        benchmark::DoNotOptimize(ok);
+    }
+    state.counters["components"] = components;
+    state.counters["seconds_per_component"] = benchmark::Counter(
+        components * double(state.iterations()), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+void convert_only(benchmark::State& state, std::string path, double components) {
+    // Loaded as load_hwloc_xml loads it: every type kept, no I/O.
+    hwloc_topology_t t;
+    hwloc_topology_init(&t);
+    hwloc_topology_set_all_types_filter(t, HWLOC_TYPE_FILTER_KEEP_ALL);
+    hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_NONE);
+    hwloc_topology_set_xml(t, path.c_str());
+    hwloc_topology_load(t);
+    for (auto _ : state) {
+        Model model;
+        const ComponentId root = model.add_component(ComponentType::Topology, kNoComponent);
+        auto node = add_hwloc_topology(model, t, root, {});
+        if (!node) state.SkipWithError(node.error().message.c_str());
+        benchmark::DoNotOptimize(model.component_count());
+    }
+    hwloc_topology_destroy(t);
+    state.counters["components"] = components;
+    state.counters["seconds_per_component"] = benchmark::Counter(
+        components * double(state.iterations()), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -65,6 +106,10 @@ int main(int argc, char** argv) {
         benchmark::RegisterBenchmark(("hwloc_only/" + name).c_str(), hwloc_only, f.string(), n)
             ->Unit(benchmark::kMicrosecond);
         benchmark::RegisterBenchmark(("stacksage/" + name).c_str(), stacksage_load, f.string(), n)
+            ->Unit(benchmark::kMicrosecond);
+        benchmark::RegisterBenchmark(("checks/" + name).c_str(), checks_only, f.string(), n)
+            ->Unit(benchmark::kMicrosecond);
+        benchmark::RegisterBenchmark(("convert/" + name).c_str(), convert_only, f.string(), n)
             ->Unit(benchmark::kMicrosecond);
     }
     benchmark::Initialize(&argc, argv);

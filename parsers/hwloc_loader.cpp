@@ -6,24 +6,24 @@
 // print to stderr) ever sees it.
 #include "parsers/hwloc_loader.hpp"
 
-#include <algorithm>
-#include <cctype>
-#include <span>
-#include "parsers/xml_wellformed.hpp"
-
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string_view>
 
 #include "parsers/hwloc_convert.hpp"
+#include "parsers/xml_wellformed.hpp"
 
 namespace stacksage {
 namespace {
@@ -141,7 +141,8 @@ std::optional<std::string_view> attribute_in_tag(std::string_view tag, std::stri
 }
 
 // "0x000000ff,0xffffffff", "0x1,,0x0", "0xf...f,0x1", "0x0": what
-// hwloc_bitmap_sscanf reads (an empty word stands for zero).
+// hwloc_bitmap_sscanf reads (an empty word stands for zero). One pass, no
+// search calls: every cpuset and nodeset of a file goes through here.
 bool is_hwloc_bitmap(std::string_view v) {
     if (v.starts_with("0xf...f")) {
         v.remove_prefix(7);
@@ -149,16 +150,22 @@ bool is_hwloc_bitmap(std::string_view v) {
         if (v.front() != ',') return false;
         v.remove_prefix(1);
     }
+    static constexpr auto kHex = [] {
+        std::array<bool, 256> t{};
+        for (int c = 0; c < 256; ++c) t[c] = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+        return t;
+    }();
+    const char* p = v.data();
+    const char* const end = p + v.size();
     while (true) {
-        const std::size_t comma = v.find(',');
-        std::string_view word = v.substr(0, comma);
-        if (word.starts_with("0x") || word.starts_with("0X")) word.remove_prefix(2);
-        // hwloc writes zero words as nothing ("0x1,,0x0"); a bitmap is never empty.
-        if (word.size() > 16 || (word.empty() && comma == std::string_view::npos && v.size() == 0)) return false;
-        for (char c : word)
-            if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) return false;
-        if (comma == std::string_view::npos) return true;
-        v.remove_prefix(comma + 1);
+        if (p == end) return false;  // empty, or ends with a comma: a bitmap is never empty
+        if (end - p >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) p += 2;
+        const char* const word = p;
+        while (p < end && kHex[static_cast<unsigned char>(*p)]) ++p;
+        if (p - word > 16) return false;  // hwloc writes words of 64 bits at most
+        if (p == end) return true;
+        if (*p != ',') return false;
+        ++p;  // hwloc writes zero words as nothing ("0x1,,0x0")
     }
 }
 
@@ -199,7 +206,9 @@ std::string check_hwloc_element(std::string_view tag, std::span<const XmlAttribu
     return {};
 }
 
-Status check_hwloc_xml_text(const std::string& path, std::string_view text) {
+}  // namespace
+
+Status check_hwloc_xml_text(std::string_view text, const std::string& path) {
     std::string_view s = text;
     if (s.starts_with("\xEF\xBB\xBF")) s.remove_prefix(3);  // UTF-8 byte order mark
     s = skip_spaces(s);
@@ -267,6 +276,8 @@ Status check_hwloc_xml_text(const std::string& path, std::string_view text) {
     return Ok{};
 }
 
+namespace {
+
 // ---- hwloc -------------------------------------------------------------------
 
 // hwloc's built-in XML reader is faster than libxml2 for its own files. Set
@@ -327,7 +338,7 @@ Result<Model> load_hwloc_xml(const std::string& path, const HwlocLoadOptions& op
 }
 
 Result<Model> load_hwloc_xml_text(const std::string& text, const std::string& name, const HwlocLoadOptions& options) {
-    if (Status checked = check_hwloc_xml_text(name, text); !checked) return checked.error();
+    if (Status checked = check_hwloc_xml_text(text, name); !checked) return checked.error();
 
     prefer_builtin_xml_reader();
     TopologyHandle topo;

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "core/model.hpp"
 #include "core/result.hpp"
@@ -50,6 +51,20 @@ inline constexpr const char* kJobRestrictedKey = "job_restricted";
 //         or rejected by hwloc. Never a partial model.
 Result<Model> load_hwloc_xml(const std::string& path, const HwlocLoadOptions& options = {});
 
+// The same for XML text already in memory (a file's contents, a fuzzer's
+// input). `name` stands for the file in error messages.
+Result<Model> load_hwloc_xml_text(const std::string& text, const std::string& name,
+                                  const HwlocLoadOptions& options = {});
+
+// What load_hwloc_xml_text checks before hwloc sees the text, alone: that it
+// is an hwloc topology of a readable format version, complete, well-formed,
+// and that every <object> has what hwloc 2.9 relies on without checking
+// (a type it writes, bitmaps, the four sets); hwloc crashes otherwise.
+//
+// \return Ok when hwloc may be given the text.
+// \return an Error naming `name`, the line and column, and what to do.
+Status check_hwloc_xml_text(std::string_view text, const std::string& name);
+
 // Discovers the machine this process runs on (hwloc's native backends).
 //
 // Only the PUs and NUMA nodes this process is allowed to use (its cgroup)
@@ -58,11 +73,6 @@ Result<Model> load_hwloc_xml(const std::string& path, const HwlocLoadOptions& op
 //
 // \return a Model shaped as for load_hwloc_xml.
 // \return an Error when hwloc cannot discover the machine.
-// The same for XML text already in memory (a file's contents, a fuzzer's
-// input). `name` stands for the file in error messages.
-Result<Model> load_hwloc_xml_text(const std::string& text, const std::string& name,
-                                  const HwlocLoadOptions& options = {});
-
 Result<Model> discover_this_machine(const HwlocLoadOptions& options = {});
 
 }  // namespace stacksage

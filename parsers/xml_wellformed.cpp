@@ -104,6 +104,13 @@ private:
             ++at_;
             return true;
         }
+        // Most text between tags is a line break and indentation: skipped
+        // without a search call.
+        const std::size_t after_spaces = skip_while(kTable.space, at_);
+        if (after_spaces < s_.size() && s_[after_spaces] == '<') {
+            at_ = after_spaces;
+            return true;
+        }
         std::size_t next_tag = s_.find('<', at_);
         if (next_tag == std::string_view::npos) next_tag = s_.size();
         if (!references_in(at_, next_tag)) return false;
@@ -192,7 +199,8 @@ private:
             const char quote = s_[at_++];
             const std::size_t value_start = at_;
             // One table lookup per byte: values are most of a file's bytes,
-            // and most are short, so a call per search would cost more.
+            // and most are short, so a call per search would cost more (and
+            // a 16-byte SSE2 search measured no faster).
             while (true) {
                 at_ = skip_while_not(kTable.value_stop, at_);
                 if (at_ >= s_.size()) return fail("attribute value is not closed");

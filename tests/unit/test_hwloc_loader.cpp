@@ -870,6 +870,40 @@ TEST(HwlocLoaderBadInput, WellFormedButRejectedByHwloc) {
     EXPECT_NE(loaded.error().message.find("hwloc rejected"), std::string::npos) << loaded.error().message;
 }
 
+// The cpusets and nodesets of every <object> are checked before hwloc reads
+// them (hwloc trusts them). Accepted: what hwloc writes and reads; each one
+// accepted must also be read by hwloc_bitmap_sscanf. Refused: the rest, with
+// the attribute named.
+TEST(HwlocLoaderBadInput, BitmapsAreCheckedAsHwlocWritesThem) {
+    auto topology_with_cpuset = [](const std::string& cpuset) {
+        return "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n"
+               "  <object type=\"Machine\" os_index=\"0\" cpuset=\"" + cpuset +
+               "\" complete_cpuset=\"0x1\" nodeset=\"0x1\" complete_nodeset=\"0x1\">\n"
+               "    <object type=\"PU\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\" nodeset=\"0x1\""
+               " complete_nodeset=\"0x1\"/>\n"
+               "  </object>\n</topology>\n";
+    };
+    for (const char* good : {"0x1", "0x00000003,0xffffffff", "0x1,,0x0", "0xf...f", "0xf...f,0x1",
+                             "0X0000000f", "0xffffffffffffffff", "0x00ffffff,0xffff0000,0x000000ff,0xffffffff"}) {
+        const Status checked = check_hwloc_xml_text(topology_with_cpuset(good), "t.xml");
+        EXPECT_TRUE(checked.ok()) << good << ": " << (checked ? "" : checked.error().message);
+        hwloc_bitmap_t b = hwloc_bitmap_alloc();
+        EXPECT_EQ(hwloc_bitmap_sscanf(b, good), 0) << good;
+        hwloc_bitmap_free(b);
+    }
+    for (const char* bad : {"", ",", "0x1,", "0x1,0xg", "0x11111111111111111", "0xf...f0x1", "0x1 0x2", "1-3", "-1"}) {
+        const Status checked = check_hwloc_xml_text(topology_with_cpuset(bad), "t.xml");
+        ASSERT_FALSE(checked.ok()) << "accepted \"" << bad << "\"";
+        EXPECT_NE(checked.error().message.find("attribute cpuset=\"" + std::string(bad) + "\" is not an hwloc bitmap"),
+                  std::string::npos)
+            << checked.error().message;
+        EXPECT_NE(checked.error().message.find("'t.xml'"), std::string::npos) << checked.error().message;
+        EXPECT_NE(checked.error().message.find("(line 3, column 3"), std::string::npos) << checked.error().message;
+    }
+    // The whole check on a real file passes, as the load does.
+    EXPECT_TRUE(check_hwloc_xml_text(read_text(xml("emmett.xml")), "emmett.xml").ok());
+}
+
 TEST(HwlocLoaderBadInput, UnreadableFile) {
     const TempFile file(read_text(xml("emmett.xml")));
     const std::string& path = file.path;

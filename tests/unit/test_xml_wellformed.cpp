@@ -38,6 +38,8 @@ TEST(XmlWellFormed, RefusesMalformedMarkupWithItsPlace) {
         {"<a/><b/>", "second root", 1},
         {"<a>&bogus</a>", "not ended by ';'", 1},
         {"<a>& x</a>", "does not start a reference", 1},
+        {"<a>\n  &bogus\n</a>", "not ended by ';'", 2},  // indentation is skipped quickly, text is not
+        {"<a>\n  text &#xZ; <b/></a>", "malformed character reference", 2},
         {"<a><!-- never closed</a>", "comment is not closed", 1},
         {"", "no root element", 1},
         {"junk<a/>", "text outside the root", 1},
