@@ -16,6 +16,10 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 jobs=$(nproc)
 which=${1:-all}
+case "$which" in
+  all | --asan-only | --tsan-only) ;;
+  *) echo "sanitized-tests.sh: unknown option '$which'; use --asan-only, --tsan-only or nothing (both)" >&2; exit 2 ;;
+esac
 
 if [ "$which" != --tsan-only ]; then
   build=$root/build-asan

@@ -9,7 +9,6 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -23,6 +22,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -162,8 +162,7 @@ public:
         ::close(out[1]);
         ::close(err[1]);
         gate_ = gate[1];
-        out_ = out[0];
-        err_ = err[0];
+        pipes_.emplace(out[0], err[0], &result_);
     }
     ~Spawned() {
         if (pid_ > 0 && !waited_) {
@@ -172,8 +171,7 @@ public:
             int status;
             ::waitpid(pid_, &status, 0);
         }
-        for (int fd : {gate_, out_, err_})
-            if (fd >= 0) ::close(fd);
+        if (gate_ >= 0) ::close(gate_);
     }
     Spawned(const Spawned&) = delete;
     Spawned& operator=(const Spawned&) = delete;
@@ -189,20 +187,20 @@ public:
         release();
         auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
         while (result_.out.find(text) == std::string::npos) {
-            if (std::chrono::steady_clock::now() > deadline || !pump(200)) return false;
+            if (std::chrono::steady_clock::now() > deadline || !pipes_->pump(200)) return false;
         }
         return true;
     }
     RunResult finish(std::chrono::seconds timeout = std::chrono::seconds(60)) {
         release();
         auto deadline = std::chrono::steady_clock::now() + timeout;
-        while (out_ >= 0 || err_ >= 0) {
+        while (pipes_->open()) {
             if (std::chrono::steady_clock::now() > deadline) {
                 ::kill(pid_, SIGKILL);
                 result_.err += "\n[test: killed after timeout]\n";
                 deadline += std::chrono::seconds(5);
             }
-            pump(200);
+            pipes_->pump(200);
         }
         while (::waitpid(pid_, &result_.wait_status, 0) < 0 && errno == EINTR) {
         }
@@ -211,33 +209,13 @@ public:
     }
 
 private:
-    // One poll round; false when both pipes are at EOF.
-    bool pump(int ms) {
-        pollfd fds[2] = {{out_, POLLIN, 0}, {err_, POLLIN, 0}};
-        std::string* sinks[2] = {&result_.out, &result_.err};
-        int* owners[2] = {&out_, &err_};
-        if (out_ < 0 && err_ < 0) return false;
-        if (::poll(fds, 2, ms) <= 0) return true;
-        for (int i = 0; i < 2; ++i) {
-            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-            char buf[4096];
-            ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
-            if (got > 0) {
-                sinks[i]->append(buf, static_cast<std::size_t>(got));
-            } else {
-                ::close(fds[i].fd);
-                *owners[i] = -1;
-            }
-        }
-        return out_ >= 0 || err_ >= 0;
-    }
-
     std::vector<std::string> args_;
     std::vector<std::string> env_strings_;
     pid_t pid_ = -1;
-    int gate_ = -1, out_ = -1, err_ = -1;
+    int gate_ = -1;
     bool waited_ = false;
     RunResult result_;
+    std::optional<OutputPipes> pipes_;  // reads into result_
 };
 
 // A small tmpfs mounted on dir for the test's lifetime (root only).

@@ -99,11 +99,9 @@ RunResult run(const RunOptions& options) {
 
     RunResult result;
     auto deadline = std::chrono::steady_clock::now() + options.timeout;
-    pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
-    std::string* sinks[2] = {&result.out, &result.err};
-    int open_fds = 2;
+    OutputPipes pipes(out_pipe[0], err_pipe[0], &result);
     bool killed = false;
-    while (open_fds > 0) {
+    while (pipes.open()) {
         int wait_ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                            deadline - std::chrono::steady_clock::now())
                                            .count());
@@ -113,26 +111,36 @@ RunResult run(const RunOptions& options) {
             wait_ms = 1000;
             deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
         }
-        int n = ::poll(fds, 2, wait_ms);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) continue;
-        for (int i = 0; i < 2; ++i) {
-            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-            char buf[4096];
-            ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
-            if (got > 0) {
-                sinks[i]->append(buf, static_cast<std::size_t>(got));
-            } else {
-                ::close(fds[i].fd);
-                fds[i].fd = -1;
-                --open_fds;
-            }
-        }
+        pipes.pump(wait_ms);
     }
     while (::waitpid(pid, &result.wait_status, 0) < 0 && errno == EINTR) {
     }
     if (killed) result.err += "\n[test harness: killed after timeout]\n";
     return result;
+}
+
+OutputPipes::~OutputPipes() {
+    for (int fd : fds_)
+        if (fd >= 0) ::close(fd);
+}
+
+bool OutputPipes::pump(int ms) {
+    if (!open()) return false;
+    pollfd polled[2] = {{fds_[0], POLLIN, 0}, {fds_[1], POLLIN, 0}};
+    if (::poll(polled, 2, ms) <= 0) return true;  // nothing yet, or EINTR: the caller comes back
+    std::string* sinks[2] = {&into_->out, &into_->err};
+    for (int i = 0; i < 2; ++i) {
+        if (fds_[i] < 0 || !(polled[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        char buf[4096];
+        const ssize_t got = ::read(fds_[i], buf, sizeof buf);
+        if (got > 0) {
+            sinks[i]->append(buf, static_cast<std::size_t>(got));
+        } else if (got == 0 || errno != EINTR) {
+            ::close(fds_[i]);
+            fds_[i] = -1;
+        }
+    }
+    return open();
 }
 
 const nlohmann::json& ProcessLog::start() const {

@@ -56,6 +56,26 @@ struct RunResult {
     int term_signal() const;     // 0 unless killed by a signal
 };
 
+// A child's stdout and stderr pipes, read into a RunResult as output comes.
+// Owns the two read ends and closes them at EOF or destruction.
+class OutputPipes {
+public:
+    OutputPipes(int out_fd, int err_fd, RunResult* into) : fds_{out_fd, err_fd}, into_(into) {}
+    ~OutputPipes();
+    OutputPipes(const OutputPipes&) = delete;
+    OutputPipes& operator=(const OutputPipes&) = delete;
+
+    // Waits up to `ms` for output and appends what came.
+    // \return false once both pipes are at end of file (the child and all
+    //         its descendants closed them), true otherwise.
+    bool pump(int ms);
+    bool open() const { return fds_[0] >= 0 || fds_[1] >= 0; }
+
+private:
+    int fds_[2];
+    RunResult* into_;
+};
+
 // The name of this host's folder in an output directory (OUT/<host>/).
 std::string host_dir_name();
 
