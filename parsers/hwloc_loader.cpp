@@ -356,7 +356,18 @@ Result<Model> load_hwloc_xml_text(const std::string& text, const std::string& na
                           "run `HWLOC_XML_VERBOSE=1 lstopo-no-graphics -i FILE` for hwloc's diagnostics, "
                           "or export the topology again");
     }
-    return to_model(topo.get(), options);
+    // hwloc takes whatever object comes first as the root (the fuzzer gave
+    // it a Package); a machine's topology has a Machine there.
+    const hwloc_obj_t root = hwloc_get_root_obj(topo.get());
+    if (!root || root->type != HWLOC_OBJ_MACHINE)
+        return load_error(name,
+                          std::string("its root object is ") +
+                              (root ? std::string("a ") + hwloc_obj_type_string(root->type) : "missing") +
+                              ", not a Machine: it is not the topology of a machine",
+                          kReexport);
+    Result<Model> model = to_model(topo.get(), options);
+    if (!model) return load_error(name, model.error().message, kReexport);
+    return model;
 }
 
 Result<Model> discover_this_machine(const HwlocLoadOptions& options) {

@@ -54,6 +54,23 @@ TEST(FuzzRegressions, HwlocXmlThatCrashesHwlocsReader) {
     }
 }
 
+// hwloc reads this file (a POWER8 node whose Machine was renamed Package) and
+// makes the Package the root: refused with the file's name, where the
+// conversion used to fail with a message for programmers (and no file name).
+TEST(FuzzRegressions, HwlocXmlWhoseRootIsNotAMachine) {
+    auto path = kRegressions / "hwloc-xml-package-root.xml";
+    ASSERT_TRUE(fs::exists(path));
+    for (bool io : {false, true}) {
+        HwlocLoadOptions options;
+        options.include_io = io;
+        auto model = load_hwloc_xml(path.string(), options);
+        ASSERT_FALSE(model);
+        EXPECT_NE(model.error().message.find("'" + path.string() + "'"), std::string::npos) << model.error().message;
+        EXPECT_NE(model.error().message.find("its root object is a Package, not a Machine"), std::string::npos)
+            << model.error().message;
+    }
+}
+
 // A snapshot whose attribute list loops back on itself, with a valid
 // checksum: refused, where queries used to loop forever.
 TEST(FuzzRegressions, SnapshotWithACyclicList) {
