@@ -169,11 +169,27 @@ bool is_hwloc_bitmap(std::string_view v) {
     }
 }
 
+// Larger than the OS index of any CPU or NUMA node of a real machine, small
+// enough that a bitmap holding it is 128 KB.
+constexpr unsigned long kMaxOsIndex = 1ul << 20;
+
+// A decimal OS index below kMaxOsIndex.
+bool is_small_index(std::string_view v) {
+    if (v.empty() || v.size() > 7) return false;
+    unsigned long n = 0;
+    for (char c : v) {
+        if (c < '0' || c > '9') return false;
+        n = n * 10 + static_cast<unsigned long>(c - '0');
+    }
+    return n < kMaxOsIndex;
+}
+
 // The checks hwloc 2.9 does not make before relying on them (the fuzzer
 // found crashes in hwloc_topology_load for each): every <object> has a type
 // spelled as hwloc writes it (hwloc_type_sscanf would take "Ma" for
 // Machine), every cpuset/nodeset attribute is a bitmap, and CPU-side and
-// memory objects carry the four sets hwloc always writes for them.
+// memory objects carry the four sets hwloc always writes for them, and
+// PUs and NUMA nodes their OS index.
 // "" when the element is fine.
 std::string check_hwloc_element(std::string_view tag, std::span<const XmlAttribute> attributes) {
     if (tag != "object") return {};
@@ -185,9 +201,11 @@ std::string check_hwloc_element(std::string_view tag, std::span<const XmlAttribu
     static constexpr std::string_view kIoTypes[] = {"Bridge", "PCIDev", "OSDev", "Misc"};
     static constexpr std::string_view kRequiredSets[] = {"cpuset", "complete_cpuset", "nodeset", "complete_nodeset"};
     std::string_view type;
+    std::optional<std::string_view> os_index;
     unsigned sets_present = 0;
     for (const XmlAttribute& a : attributes) {
         if (a.name == "type") type = a.raw_value;
+        if (a.name == "os_index") os_index = a.raw_value;
         if (a.name.ends_with("cpuset") || a.name.ends_with("nodeset")) {
             if (!is_hwloc_bitmap(a.raw_value))
                 return "attribute " + std::string(a.name) + "=\"" + std::string(a.raw_value.substr(0, 40)) +
@@ -203,6 +221,16 @@ std::string check_hwloc_element(std::string_view tag, std::span<const XmlAttribu
     for (unsigned i = 0; i < std::size(kRequiredSets); ++i)
         if (!(sets_present & (1u << i)))
             return "an <object type=\"" + std::string(type) + "\"> without its " + std::string(kRequiredSets[i]);
+    // hwloc sets bit os_index of a PU or NUMA node in its bitmaps: without
+    // one (hwloc then uses 2^32-1) or with a huge one, a file of a few KB
+    // makes hwloc allocate and clear 512 MB per object (found by fuzzing).
+    if (type == "PU" || type == "NUMANode") {
+        if (!os_index) return "an <object type=\"" + std::string(type) + "\"> without its os_index";
+        if (!is_small_index(*os_index))
+            return "an <object type=\"" + std::string(type) + "\"> with os_index=\"" +
+                   std::string(os_index->substr(0, 40)) + "\" (an OS index below " +
+                   std::to_string(kMaxOsIndex) + " was expected)";
+    }
     return {};
 }
 

@@ -71,6 +71,19 @@ TEST(FuzzRegressions, HwlocXmlWhoseRootIsNotAMachine) {
     }
 }
 
+// A PU whose os_index attribute was misspelt: hwloc then takes 2^32-1 as its
+// OS index and allocates a 512 MB bitmap per object holding it (seconds per
+// load, timeouts under the fuzzer). Refused before hwloc sees it.
+TEST(FuzzRegressions, HwlocXmlWithAPuWithoutOsIndex) {
+    auto path = kRegressions / "hwloc-xml-pu-without-os-index.xml";
+    ASSERT_TRUE(fs::exists(path));
+    auto model = load_hwloc_xml(path.string());
+    ASSERT_FALSE(model);
+    EXPECT_NE(model.error().message.find("an <object type=\"PU\"> without its os_index"), std::string::npos)
+        << model.error().message;
+    EXPECT_NE(model.error().message.find("'" + path.string() + "'"), std::string::npos) << model.error().message;
+}
+
 // A snapshot whose attribute list loops back on itself, with a valid
 // checksum: refused, where queries used to loop forever.
 TEST(FuzzRegressions, SnapshotWithACyclicList) {

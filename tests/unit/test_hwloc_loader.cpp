@@ -904,6 +904,37 @@ TEST(HwlocLoaderBadInput, BitmapsAreCheckedAsHwlocWritesThem) {
     EXPECT_TRUE(check_hwloc_xml_text(read_text(xml("emmett.xml")), "emmett.xml").ok());
 }
 
+// PUs and NUMA nodes need an OS index hwloc can hold in a bitmap: without
+// one, or with 2^32-2, hwloc allocates half a gigabyte per object.
+TEST(HwlocLoaderBadInput, PusAndNumaNodesNeedASmallOsIndex) {
+    const std::string original = read_text(xml("emmett.xml"));
+    struct Case {
+        const char* type;
+        std::string replacement;
+        const char* expected;
+    };
+    for (const Case& c : {Case{"PU", "", "an <object type=\"PU\"> without its os_index"},
+                          Case{"PU", "os_index=\"4294967294\"", "an <object type=\"PU\"> with os_index=\"4294967294\""},
+                          Case{"NUMANode", "os_index=\"1048576\"", "with os_index=\"1048576\" (an OS index below 1048576"},
+                          Case{"NUMANode", "os_index=\"-1\"", "with os_index=\"-1\""}}) {
+        std::string text = original;
+        const std::size_t object = text.find(std::string("<object type=\"") + c.type + "\"");
+        ASSERT_NE(object, std::string::npos) << c.type;
+        const std::size_t at = text.find("os_index=\"", object);
+        const std::size_t end = text.find('"', at + 10) + 1;
+        text.replace(at, end - at, c.replacement);
+        const Status checked = check_hwloc_xml_text(text, "t.xml");
+        ASSERT_FALSE(checked.ok()) << c.replacement;
+        EXPECT_NE(checked.error().message.find(c.expected), std::string::npos) << checked.error().message;
+    }
+    // The largest index accepted, on a NUMA node.
+    std::string text = original;
+    const std::size_t object = text.find("<object type=\"NUMANode\"");
+    const std::size_t at = text.find("os_index=\"", object);
+    text.replace(at, text.find('"', at + 10) + 1 - at, "os_index=\"1048575\"");
+    EXPECT_TRUE(check_hwloc_xml_text(text, "t.xml").ok());
+}
+
 TEST(HwlocLoaderBadInput, UnreadableFile) {
     const TempFile file(read_text(xml("emmett.xml")));
     const std::string& path = file.path;
