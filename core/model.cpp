@@ -280,6 +280,7 @@ void Model::remove_subtree(ComponentId id) {
             while (type_heads_[h].in_head != kNil) remove_datapath(DataPathId{type_heads_[h].in_head});
         }
         for (auto a = r.first_attr; a != kNil; a = attrs_[a].next) free_attrs_.push_back(a);
+        if (r.first_attr != kNil) forget_appended_list();
         r.first_attr = kNil;
         std::uint32_t next = cur;
         STACKSAGE_NEXT_PREORDER(next, root, depth);
@@ -360,10 +361,19 @@ const Model::AttrEntry* Model::find_attr(std::uint32_t head, AttrKey key) const 
 // Existing entry for key, or a new one appended to the owner's list (so
 // iteration order is insertion order).
 Model::AttrEntry& Model::attr_slot(std::uint32_t& head, AttrKey key) {
+    const std::uint64_t key_bit = key < 64 ? std::uint64_t{1} << key : 0;
     std::uint32_t last = kNil;
-    for (auto a = head; a != kNil; a = attrs_[a].next) {
-        if (attrs_[a].key == key) return attrs_[a];
-        last = a;
+    std::uint64_t small_keys = 0;
+    if (key_bit && head != kNil && head == appended_.head && !(appended_.small_keys & key_bit)) {
+        // The list we appended to last, and the key is not in it.
+        last = appended_.tail;
+        small_keys = appended_.small_keys;
+    } else {
+        for (auto a = head; a != kNil; a = attrs_[a].next) {
+            if (attrs_[a].key == key) return attrs_[a];
+            if (attrs_[a].key < 64) small_keys |= std::uint64_t{1} << attrs_[a].key;
+            last = a;
+        }
     }
     std::uint32_t slot;
     if (!free_attrs_.empty()) {
@@ -380,6 +390,7 @@ Model::AttrEntry& Model::attr_slot(std::uint32_t& head, AttrKey key) {
     e.i = 0;
     if (last == kNil) head = slot;
     else attrs_[last].next = slot;
+    appended_ = AppendedList{head, slot, small_keys | key_bit};
     return e;
 }
 
@@ -429,6 +440,7 @@ bool Model::remove_attr_from(std::uint32_t& head, AttrKey key) {
             auto dead = *link;
             *link = attrs_[dead].next;
             free_attrs_.push_back(dead);
+            forget_appended_list();
             return true;
         }
     }
@@ -598,6 +610,7 @@ void Model::remove_datapath(DataPathId id) {
     unlink_datapath(index_of(id));
     auto& d = datapaths_[index_of(id)];
     for (auto a = d.first_attr; a != kNil; a = attrs_[a].next) free_attrs_.push_back(a);
+    if (d.first_attr != kNil) forget_appended_list();
     d.first_attr = kNil;
     d.alive = false;
     --live_datapaths_;

@@ -327,6 +327,17 @@ private:
     PodArray<std::uint64_t> cpuset_words_; // attribute cpuset values
     PodArray<std::uint32_t> by_type_[kComponentTypeCount];  // may hold dead ids
     PodArray<std::uint32_t> free_attrs_;
+    // The attribute list last appended to, so that setting attributes one
+    // after another on one component or DataPath (what every loader does)
+    // needs no walk of its list to rule out a duplicate key: the keys below
+    // 64 it holds, and its last entry. A list is known by its first entry,
+    // which belongs to that list alone until an entry is freed: every place
+    // that frees entries forgets the list (forget_appended_list()).
+    struct AppendedList {
+        std::uint32_t head = kNil, tail = kNil;
+        std::uint64_t small_keys = 0;  // bit k: key k (< 64) is in the list
+    } appended_;
+    void forget_appended_list() { appended_ = AppendedList{}; }
     StringTable words_;       // kinds and names
     StringTable keys_;        // attribute keys
     StringTable user_types_;  // user DataPath type names

@@ -1,6 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "core/model.hpp"
 
@@ -156,6 +160,72 @@ TEST(Model, TypedAttributesOnComponentsAndDataPaths) {
     EXPECT_EQ(*m.get_int(dp, keys::count), 42);
     EXPECT_EQ(*m.get_string(dp, m.key("note")), "local");
     EXPECT_EQ(std::get<std::string>(*m.get_attr(dp, m.key("note"))), "local");
+}
+
+// Attributes set, overwritten and removed in any order on many components
+// and DataPaths, with keys below and above 64 (the model remembers which
+// small keys the list it last appended to holds, to skip walking it): the
+// model must always agree with a plain map per owner, in insertion order.
+TEST(Model, AttributesAgreeWithAReferenceUnderRandomChanges) {
+    Model m;
+    const ComponentId root = m.add_component(ComponentType::Topology, kNoComponent);
+    std::vector<ComponentId> comps;
+    for (int i = 0; i < 6; ++i) comps.push_back(m.add_component(ComponentType::Core, root));
+    std::vector<AttrKey> keys;
+    for (int i = 0; i < 90; ++i) keys.push_back(m.key("k" + std::to_string(i)));  // ids up to ~113
+    ASSERT_GT(keys.back(), 64u);
+    std::vector<DataPathId> paths = {m.add_datapath(comps[0], comps[1], DataPathType::MemoryAccess),
+                                     m.add_datapath(comps[2], comps[3], DataPathType::MemoryAccess)};
+    // Owners 0-5: components, 6-7: DataPaths. Reference: (key, value) in order.
+    std::vector<std::vector<std::pair<AttrKey, std::int64_t>>> ref(8);
+    std::uint64_t state = 12345;
+    auto next = [&](std::uint64_t n) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        return (state >> 33) % n;
+    };
+    auto set = [&](std::size_t owner, AttrKey k, std::int64_t v) {
+        if (owner < 6) m.set_attr(comps[owner], k, v);
+        else m.set_attr(paths[owner - 6], k, v);
+        auto& r = ref[owner];
+        auto it = std::find_if(r.begin(), r.end(), [&](auto& e) { return e.first == k; });
+        if (it != r.end()) it->second = v;
+        else r.emplace_back(k, v);
+    };
+    auto remove = [&](std::size_t owner, AttrKey k) {
+        const bool removed = owner < 6 ? m.remove_attr(comps[owner], k) : m.remove_attr(paths[owner - 6], k);
+        auto& r = ref[owner];
+        auto it = std::find_if(r.begin(), r.end(), [&](auto& e) { return e.first == k; });
+        EXPECT_EQ(removed, it != r.end());
+        if (it != r.end()) r.erase(it);
+    };
+    for (int step = 0; step < 20000; ++step) {
+        const std::size_t owner = next(8);
+        // Mostly small keys, so that the remembered list is used and hit.
+        const AttrKey k = next(4) ? keys[next(20)] : keys[next(keys.size())];
+        const std::uint64_t op = next(10);
+        if (op < 7) {
+            set(owner, k, static_cast<std::int64_t>(step));
+            // Runs of sets on one owner, as loaders make them.
+            for (std::uint64_t run = next(4); run > 0; --run) set(owner, keys[next(30)], step);
+        } else if (op < 9) {
+            remove(owner, k);
+        } else if (owner == 5) {
+            // Delete a component with its attributes and make a new one.
+            m.remove_subtree(comps[5]);
+            comps[5] = m.add_component(ComponentType::Core, root);
+            ref[5].clear();
+        }
+        if (step % 97 == 0 || step == 19999) {
+            for (std::size_t o = 0; o < 8; ++o) {
+                std::vector<std::pair<AttrKey, std::int64_t>> got;
+                auto collect = [&](AttrKey key, const AttributeValue& v) { got.emplace_back(key, std::get<std::int64_t>(v)); };
+                if (o < 6) m.for_each_attr(comps[o], collect);
+                else m.for_each_attr(paths[o - 6], collect);
+                ASSERT_EQ(got, ref[o]) << "owner " << o << " after step " << step;
+            }
+            ASSERT_TRUE(m.check_consistency().empty());
+        }
+    }
 }
 
 TEST(Model, DataPathsByTypeAndDirection) {
