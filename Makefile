@@ -5,7 +5,7 @@ BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 
 # Executions per fuzz target in `make fuzz`, the long campaign (`make test`
-# runs a bounded, repeatable run: scripts/fuzz.sh --bounded).
+# runs a bounded run, a fixed number of executions: scripts/fuzz.sh --bounded).
 FUZZ_RUNS ?= 10000000
 
 .PHONY: all demo test fuzz build deps clean
