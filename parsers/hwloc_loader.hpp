@@ -59,7 +59,8 @@ Result<Model> load_hwloc_xml_text(const std::string& text, const std::string& na
 // What load_hwloc_xml_text checks before hwloc sees the text, alone: that it
 // is an hwloc topology of a readable format version, complete, well-formed,
 // and that every <object> has what hwloc 2.9 relies on without checking
-// (a type it writes, bitmaps, the four sets); hwloc crashes otherwise.
+// (a type it writes, bitmaps, the four sets, an OS index on PUs and NUMA
+// nodes); hwloc crashes, or allocates gigabytes, otherwise.
 //
 // \return Ok when hwloc may be given the text.
 // \return an Error naming `name`, the line and column, and what to do.
