@@ -477,14 +477,24 @@ Result<ComponentId> add_hwloc_topology(Model& model, hwloc_topology_t topology, 
     if (!root || root->type != HWLOC_OBJ_MACHINE)
         return make_error("add_hwloc_topology: the hwloc topology has no Machine root; "
                           "call hwloc_topology_load() before converting it");
-    // Size the model once: the arrays then never reallocate during the load.
-    std::size_t objects = 0;
+    // Size the model once: its component and attribute arrays then never
+    // reallocate during the load (each reallocation copied the attributes
+    // made so far). Per object: type, logical index, the three sets, a
+    // subtype, five cache fields, and its infos; an upper bound.
+    std::size_t objects = 0, attributes = 0;
+    auto count_level = [&](int d) {
+        for (hwloc_obj_t o = hwloc_get_next_obj_by_depth(topology, d, nullptr); o;
+             o = hwloc_get_next_obj_by_depth(topology, d, o)) {
+            ++objects;
+            attributes += 11 + o->infos_count;
+        }
+    };
     const int depth = hwloc_topology_get_depth(topology);
-    for (int d = 0; d < depth; ++d) objects += static_cast<std::size_t>(hwloc_get_nbobjs_by_depth(topology, d));
+    for (int d = 0; d < depth; ++d) count_level(d);
     for (int d : {HWLOC_TYPE_DEPTH_NUMANODE, HWLOC_TYPE_DEPTH_MEMCACHE, HWLOC_TYPE_DEPTH_MISC,
                   HWLOC_TYPE_DEPTH_BRIDGE, HWLOC_TYPE_DEPTH_PCI_DEVICE, HWLOC_TYPE_DEPTH_OS_DEVICE})
-        objects += static_cast<std::size_t>(hwloc_get_nbobjs_by_depth(topology, d));
-    model.reserve(objects + 1, 0, objects * 8);
+        count_level(d);
+    model.reserve(objects + 1, 0, attributes);
     Converter converter(model, topology, options);
     return converter.run(parent);
 }
