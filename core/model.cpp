@@ -10,11 +10,21 @@ namespace stacksage {
 // ---- String tables ---------------------------------------------------------
 
 std::uint32_t Model::StringTable::intern(std::string_view s) {
-    if (auto it = index.find(s); it != index.end()) return it->second;
-    auto id = size();
-    blob.append(s.begin(), s.end());
-    offsets.push_back(static_cast<std::uint32_t>(blob.size()));
-    index.emplace(std::string(s), id);
+    std::uint32_t* remembered = nullptr;
+    if (!s.empty()) {
+        remembered = &recent[recent_slot(s)];
+        if (*remembered < size() && get(*remembered) == s) return *remembered;
+    }
+    std::uint32_t id;
+    if (auto it = index.find(s); it != index.end()) {
+        id = it->second;
+    } else {
+        id = size();
+        blob.append(s.begin(), s.end());
+        offsets.push_back(static_cast<std::uint32_t>(blob.size()));
+        index.emplace(std::string(s), id);
+    }
+    if (remembered) *remembered = id;
     return id;
 }
 
@@ -338,8 +348,11 @@ std::vector<std::string> Model::check_consistency() const {
 // ---- Attributes ----------------------------------------------------------------
 
 AttrKey Model::key(std::string_view name) {
-    if (auto k = keys_.find(name)) return *k;
-    ensure_owned();
+    // A mapped model is only copied when the key is new to it.
+    if (borrowed_) {
+        if (auto k = keys_.find(name)) return *k;
+        ensure_owned();
+    }
     return keys_.intern(name);
 }
 std::optional<AttrKey> Model::find_key(std::string_view name) const { return keys_.find(name); }

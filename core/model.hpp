@@ -10,6 +10,7 @@
 // Functions taking an id expect a live one unless they say otherwise.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -278,7 +279,24 @@ private:
             std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
         };
         std::unordered_map<std::string, std::uint32_t, Hash, std::equal_to<>> index;
-        StringTable() { offsets.push_back(0); }
+        // The ids of strings interned lately, by a cheap hash of their size
+        // and ends: loaders intern the same few kinds over and over, and a
+        // hit costs a short compare instead of hashing the whole string.
+        static constexpr std::uint32_t kNoId = 0xffffffffu;
+        std::array<std::uint32_t, 16> recent;
+        static std::size_t recent_slot(std::string_view s) {
+            return (s.size() * 31 + static_cast<unsigned char>(s.front()) * 7 +
+                    static_cast<unsigned char>(s.back())) & 15;
+        }
+        StringTable() {
+            offsets.push_back(0);
+            recent.fill(kNoId);
+        }
+        // For a table whose strings were just replaced (a mapped snapshot's).
+        void forget_lookups() {
+            index.clear();
+            recent.fill(kNoId);
+        }
         std::uint32_t size() const { return static_cast<std::uint32_t>(offsets.size() - 1); }
         std::string_view get(std::uint32_t i) const {
             return {blob.data() + offsets[i], offsets[i + 1] - offsets[i]};

@@ -132,9 +132,9 @@ struct SnapshotAccess {
         borrow(m.keys_.blob, base, sec[kKeysBlob]);
         borrow(m.user_types_.offsets, base, sec[kUserOffsets]);
         borrow(m.user_types_.blob, base, sec[kUserBlob]);
-        m.words_.index.clear();
-        m.keys_.index.clear();
-        m.user_types_.index.clear();
+        m.words_.forget_lookups();
+        m.keys_.forget_lookups();
+        m.user_types_.forget_lookups();
         for (int t = 0; t < kComponentTypeCount; ++t) borrow(m.by_type_[t], base, sec[kByType0 + t]);
         m.live_components_ = h.live_components;
         m.live_datapaths_ = h.live_datapaths;

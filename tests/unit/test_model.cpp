@@ -228,6 +228,31 @@ TEST(Model, AttributesAgreeWithAReferenceUnderRandomChanges) {
     }
 }
 
+// Keys and kinds interned in any order, many of them alike in size and ends
+// (the model remembers recent ones by those): one id per string, always.
+TEST(Model, InterningGivesOneIdPerStringWhateverTheOrder) {
+    Model m;
+    std::vector<std::string> names;
+    for (int i = 0; i < 300; ++i) names.push_back("k" + std::to_string(1000 + i) + "x");  // same size and ends
+    names.push_back("a");
+    names.push_back("ab");
+    std::vector<AttrKey> ids;
+    for (const auto& n : names) ids.push_back(m.key(n));
+    std::uint64_t state = 7;
+    for (int round = 0; round < 20000; ++round) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        const std::size_t i = (state >> 33) % names.size();
+        ASSERT_EQ(m.key(names[i]), ids[i]) << names[i];
+        ASSERT_EQ(m.key_name(ids[i]), names[i]);
+        // Kinds go through the same kind of table.
+        const ComponentId c = m.add_component(ComponentType::Generic, kNoComponent, names[i]);
+        ASSERT_EQ(m.kind(c), names[i]);
+        m.remove_subtree(c);
+    }
+    std::sort(ids.begin(), ids.end());
+    EXPECT_EQ(std::adjacent_find(ids.begin(), ids.end()), ids.end());
+}
+
 TEST(Model, DataPathsByTypeAndDirection) {
     SmallMachine s;
     auto& m = s.m;
