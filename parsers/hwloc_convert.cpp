@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace stacksage {
@@ -15,7 +17,20 @@ constexpr int kFirstSpecialDepth = HWLOC_TYPE_DEPTH_NUMANODE;
 constexpr int kLastSpecialDepth = HWLOC_TYPE_DEPTH_MEMCACHE;
 constexpr int kSpecialDepthCount = kFirstSpecialDepth - kLastSpecialDepth + 1;
 
-std::string_view cache_kind_name(hwloc_obj_cache_type_t type) {
+// The integer in an enum field of an hwloc object. hwloc copies what an XML
+// file says into these fields unchecked (the fuzzer gave a bridge type of 2,
+// an OS device type of 8): loading such a value as the enum is undefined
+// behaviour, so its bytes are read as the integer they hold. Values hwloc
+// does not define then take the default branch of each switch below.
+template <class Enum>
+unsigned raw_value(const Enum& field) {
+    static_assert(std::is_enum_v<Enum>);
+    std::underlying_type_t<Enum> value;
+    std::memcpy(&value, &field, sizeof value);
+    return static_cast<unsigned>(value);
+}
+
+std::string_view cache_kind_name(unsigned type) {
     switch (type) {
     case HWLOC_OBJ_CACHE_DATA: return "data";
     case HWLOC_OBJ_CACHE_INSTRUCTION: return "instruction";
@@ -123,10 +138,10 @@ private:
         case HWLOC_OBJ_PU: return {ComponentType::Thread, {}};
         case HWLOC_OBJ_BRIDGE:
             return {ComponentType::Generic,
-                    obj->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_HOST ? "host-bridge" : "pci-bridge"};
+                    raw_value(obj->attr->bridge.upstream_type) == HWLOC_OBJ_BRIDGE_HOST ? "host-bridge" : "pci-bridge"};
         case HWLOC_OBJ_PCI_DEVICE: return {ComponentType::Generic, "pci-device"};
         case HWLOC_OBJ_OS_DEVICE:
-            switch (obj->attr->osdev.type) {
+            switch (raw_value(obj->attr->osdev.type)) {
             case HWLOC_OBJ_OSDEV_GPU: return {ComponentType::Chip, "gpu"};
             case HWLOC_OBJ_OSDEV_COPROC: return {ComponentType::Chip, "coproc"};
             case HWLOC_OBJ_OSDEV_NETWORK: return {ComponentType::Chip, "nic"};
@@ -147,7 +162,8 @@ private:
             {"L1", "L1d", "L1i"}, {"L2", "L2d", "L2i"}, {"L3", "L3d", "L3i"},
             {"L4", "L4d", "L4i"}, {"L5", "L5d", "L5i"}};
         const auto& c = obj->attr->cache;
-        const unsigned type = c.type == HWLOC_OBJ_CACHE_DATA ? 1 : c.type == HWLOC_OBJ_CACHE_INSTRUCTION ? 2 : 0;
+        const unsigned raw = raw_value(c.type);
+        const unsigned type = raw == HWLOC_OBJ_CACHE_DATA ? 1 : raw == HWLOC_OBJ_CACHE_INSTRUCTION ? 2 : 0;
         if (c.depth >= 1 && c.depth <= 5) return names[c.depth - 1][type];
         return "cache";
     }
@@ -173,7 +189,8 @@ private:
             add_pci(id, obj->attr->pcidev);
             break;
         case HWLOC_OBJ_BRIDGE:
-            if (obj->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_PCI) add_pci(id, obj->attr->bridge.upstream.pci);
+            if (raw_value(obj->attr->bridge.upstream_type) == HWLOC_OBJ_BRIDGE_PCI)
+                add_pci(id, obj->attr->bridge.upstream.pci);
             break;
         case HWLOC_OBJ_MEMCACHE:
             add_cache(id, obj->attr->cache);
@@ -206,7 +223,7 @@ private:
 
     void add_cache(ComponentId id, const hwloc_obj_attr_u::hwloc_cache_attr_s& c) {
         model_.set_attr(id, keys::cache_level, static_cast<std::int64_t>(c.depth));
-        model_.set_attr(id, keys::cache_kind, cache_kind_name(c.type));
+        model_.set_attr(id, keys::cache_kind, cache_kind_name(raw_value(c.type)));
         model_.set_attr(id, keys::size_bytes, static_cast<std::int64_t>(c.size));
         model_.set_attr(id, keys::line_size, static_cast<std::int64_t>(c.linesize));
         model_.set_attr(id, keys::associativity, static_cast<std::int64_t>(c.associativity));

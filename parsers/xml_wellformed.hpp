@@ -29,10 +29,10 @@ struct XmlAttribute {
 // what is wrong with the element (the scan then fails at that element).
 using XmlElementCheck = std::function<std::string(std::string_view tag, std::span<const XmlAttribute> attributes)>;
 
-// Checks elements, attributes (quoted values, no '<' inside), end tags that
-// match their start tags, one root element, comments, processing
-// instructions, CDATA, a DOCTYPE declaration and character/entity references;
-// and each element with `check` when given.
+// Checks that there is no NUL byte, then elements, attributes (quoted
+// values, no '<' inside), end tags that match their start tags, one root
+// element, comments, processing instructions, CDATA, a DOCTYPE declaration
+// and character/entity references; and each element with `check` when given.
 // \return true when well-formed; otherwise false with *problem filled in.
 bool is_well_formed_xml(std::string_view text, XmlProblem* problem, const XmlElementCheck& check = {});
 

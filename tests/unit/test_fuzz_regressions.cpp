@@ -84,6 +84,18 @@ TEST(FuzzRegressions, HwlocXmlWithAPuWithoutOsIndex) {
     EXPECT_NE(model.error().message.find("'" + path.string() + "'"), std::string::npos) << model.error().message;
 }
 
+// NUL bytes inside the <topology> tag's version: hwloc's reader stops at the
+// first NUL, mid-attribute, and crashes (so does lstopo on this file).
+// Refused first, with the line and column of the NUL.
+TEST(FuzzRegressions, HwlocXmlWithANulByte) {
+    auto path = kRegressions / "hwloc-xml-nul-in-attribute.xml";
+    ASSERT_TRUE(fs::exists(path));
+    auto model = load_hwloc_xml(path.string());
+    ASSERT_FALSE(model);
+    EXPECT_NE(model.error().message.find("line 3, column 23: a NUL byte, which XML does not allow"), std::string::npos)
+        << model.error().message;
+}
+
 // A snapshot whose attribute list loops back on itself, with a valid
 // checksum: refused, where queries used to loop forever.
 TEST(FuzzRegressions, SnapshotWithACyclicList) {

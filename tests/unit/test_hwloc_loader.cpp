@@ -935,6 +935,36 @@ TEST(HwlocLoaderBadInput, PusAndNumaNodesNeedASmallOsIndex) {
     EXPECT_TRUE(check_hwloc_xml_text(text, "t.xml").ok());
 }
 
+// hwloc copies a file's cache, bridge and OS device types into enum fields
+// unchecked: values it does not define must be read without undefined
+// behaviour (the sanitized test run halts on any) and fall back to the
+// generic kinds.
+TEST(HwlocLoaderBadInput, TypeNumbersHwlocDoesNotDefine) {
+    auto replace_first = [](std::string text, const std::string& from, const std::string& to) {
+        const std::size_t at = text.find(from);
+        EXPECT_NE(at, std::string::npos) << from;
+        if (at != std::string::npos) text.replace(at, from.size(), to);
+        return text;
+    };
+    std::string text = read_text(std::string(STACKSAGE_TEST_DATA_DIR) + "/network/hwloc-netloc-plafrim/hwloc/manumanu.xml");
+    text = replace_first(text, "osdev_type=\"2\"", "osdev_type=\"8\"");
+    text = replace_first(text, "bridge_type=\"1-1\"", "bridge_type=\"2-1\"");
+    const std::size_t l2 = text.find("type=\"L2Cache\"");
+    ASSERT_NE(l2, std::string::npos);
+    const std::size_t kind = text.find("cache_type=\"0\"", l2);
+    ASSERT_NE(kind, std::string::npos);
+    text.replace(kind, 14, "cache_type=\"9\"");
+    Result<Model> model = load_hwloc_xml_text(text, "odd-types.xml", {.include_io = true});
+    ASSERT_TRUE(model) << model.error().message;
+    std::size_t os_devices = 0, unified_l2 = 0;
+    for (ComponentId c : model->components_of_type(ComponentType::Generic)) os_devices += model->kind(c) == "os-device";
+    for (ComponentId c : model->components_of_type(ComponentType::Cache))
+        unified_l2 += model->kind(c) == "L2" && model->get_string(c, keys::cache_kind) == "unified";
+    EXPECT_EQ(os_devices, 1u);
+    EXPECT_GE(unified_l2, 1u);
+    EXPECT_TRUE(model->check_consistency().empty());
+}
+
 TEST(HwlocLoaderBadInput, UnreadableFile) {
     const TempFile file(read_text(xml("emmett.xml")));
     const std::string& path = file.path;

@@ -24,10 +24,11 @@ TEST(XmlWellFormed, AcceptsWhatHwlocWrites) {
 
 TEST(XmlWellFormed, RefusesMalformedMarkupWithItsPlace) {
     struct Case {
-        const char* text;
+        std::string_view text;
         const char* what;
         std::size_t line;
     };
+    using namespace std::string_view_literals;
     const Case cases[] = {
         {"<topology\nversion=\"2.0 />", "attribute value is not closed", 2},
         {"<a b=\"1\" c=\"2,\"3\"/>", "attributes must be separated", 1},
@@ -39,6 +40,7 @@ TEST(XmlWellFormed, RefusesMalformedMarkupWithItsPlace) {
         {"<a>&bogus</a>", "not ended by ';'", 1},
         {"<a>& x</a>", "does not start a reference", 1},
         {"<a>\n  &bogus\n</a>", "not ended by ';'", 2},  // indentation is skipped quickly, text is not
+        {"<a>\n<b x=\"1\0\"/></a>"sv, "a NUL byte", 2},  // sv: the literal keeps its NUL
         {"<a>\n  text &#xZ; <b/></a>", "malformed character reference", 2},
         {"<a><!-- never closed</a>", "comment is not closed", 1},
         {"", "no root element", 1},
