@@ -208,6 +208,13 @@ struct SnapshotAccess {
         const auto nc = m.components_.size(), nd = m.datapaths_.size(), nh = m.type_heads_.size(),
                    na = m.attrs_.size();
         auto bad_link = [](std::uint32_t v, std::size_t n) { return v != nil && v >= n; };
+        // A bool field holds 0 or 1; any other byte is read as neither (and
+        // reading it as a bool is undefined behaviour), so look at the byte.
+        auto bad_bool = [](const bool& b) {
+            unsigned char byte;
+            std::memcpy(&byte, &b, 1);
+            return byte > 1;
+        };
         for (const auto* t : {&m.words_, &m.keys_, &m.user_types_}) {
             if (t->offsets.empty() || t->offsets[0] != 0) return "string table without a start offset";
             for (std::size_t i = 1; i < t->offsets.size(); ++i)
@@ -220,6 +227,7 @@ struct SnapshotAccess {
         std::size_t live = 0;
         for (std::size_t i = 0; i < nc; ++i) {
             const auto& r = m.components_[i];
+            if (bad_bool(r.alive)) return fmt::format("component {}: bad flag", i);
             if (static_cast<int>(r.type) >= kComponentTypeCount) return fmt::format("component {}: bad type", i);
             if (r.kind >= m.words_.size() || r.name >= m.words_.size()) return fmt::format("component {}: bad string", i);
             for (auto v : {r.parent, r.first_child, r.last_child, r.next_sibling, r.prev_sibling})
@@ -231,6 +239,7 @@ struct SnapshotAccess {
         if (live != m.live_components_) return "live component count does not match";
         for (std::size_t i = 0; i < nd; ++i) {
             const auto& d = m.datapaths_[i];
+            if (bad_bool(d.alive) || bad_bool(d.oriented)) return fmt::format("datapath {}: bad flag", i);
             if (d.source >= nc || d.target >= nc) return fmt::format("datapath {}: end out of range", i);
             for (auto v : {d.next_out, d.prev_out, d.next_in, d.prev_in})
                 if (bad_link(v, nd)) return fmt::format("datapath {}: link out of range", i);

@@ -231,6 +231,15 @@ TEST(Snapshot, DamagedAndForeignImagesAreRefusedWithTheirReason) {
     std::memcpy(swapped.data() + 12, &mark, 4);
     expect_refused("byteorder", swapped, "byte order");
     expect_refused("longer", good + "extra", "header says");
+    // A component whose "alive" byte is 2, with a valid checksum (found by
+    // fuzzing: read as a bool it is undefined behaviour, neither true nor false).
+    std::string flag = good;
+    std::uint64_t components_offset;  // section 0 (components), after the 96-byte header
+    std::memcpy(&components_offset, flag.data() + 96 + 8, 8);
+    ASSERT_LT(components_offset + 1, flag.size());
+    flag[components_offset + 1] = 2;  // byte 1 of a component record: alive
+    detail::fix_snapshot_checksum(flag.data(), flag.size());
+    expect_refused("flag", flag, "component 0: bad flag");
 
     auto missing = open_snapshot((dir / "missing.snap").string());
     ASSERT_FALSE(missing);
