@@ -187,12 +187,21 @@ bool is_small_index(std::string_view v) {
 // The checks hwloc 2.9 does not make before relying on them (the fuzzer
 // found crashes in hwloc_topology_load for each): every <object> has a type
 // spelled as hwloc writes it (hwloc_type_sscanf would take "Ma" for
-// Machine), every cpuset/nodeset attribute is a bitmap, and CPU-side and
+// Machine), every cpuset/nodeset attribute (of any element) is a bitmap, and CPU-side and
 // memory objects carry the four sets hwloc always writes for them, and
 // PUs and NUMA nodes their OS index.
 // "" when the element is fine.
 std::string check_hwloc_element(std::string_view tag, std::span<const XmlAttribute> attributes) {
-    if (tag != "object") return {};
+    // Sets outside <object> too: <cpukind cpuset>, <memattr_value
+    // initiator_cpuset> (the fuzzer made hwloc_bitmap_sscanf assert on a
+    // cpukind's "5x00000303").
+    if (tag != "object") {
+        for (const XmlAttribute& a : attributes)
+            if ((a.name.ends_with("cpuset") || a.name.ends_with("nodeset")) && !is_hwloc_bitmap(a.raw_value))
+                return "attribute " + std::string(a.name) + "=\"" + std::string(a.raw_value.substr(0, 40)) +
+                       "\" of <" + std::string(tag.substr(0, 40)) + "> is not an hwloc bitmap";
+        return {};
+    }
     static constexpr std::string_view kCpuSideTypes[] = {
         "Machine", "Package", "Die", "Core", "PU", "Group", "NUMANode", "MemCache",
         "L1Cache", "L2Cache", "L3Cache", "L4Cache", "L5Cache", "L1iCache", "L2iCache", "L3iCache",

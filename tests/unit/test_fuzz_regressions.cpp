@@ -54,7 +54,8 @@ TEST(FuzzRegressions, HwlocXmlThatCrashesHwlocsReader) {
     }
 }
 
-// hwloc reads this file (a POWER8 node whose Machine was renamed Package) and
+// hwloc reads this file (a POWER8 node whose Machine was renamed Package; its
+// cpukind cpuset, also damaged by the fuzzer, repaired) and
 // makes the Package the root: refused with the file's name, where the
 // conversion used to fail with a message for programmers (and no file name).
 TEST(FuzzRegressions, HwlocXmlWhoseRootIsNotAMachine) {
@@ -93,6 +94,19 @@ TEST(FuzzRegressions, HwlocXmlWithANulByte) {
     auto model = load_hwloc_xml(path.string());
     ASSERT_FALSE(model);
     EXPECT_NE(model.error().message.find("line 3, column 23: a NUL byte, which XML does not allow"), std::string::npos)
+        << model.error().message;
+}
+
+// A <cpukind> whose cpuset is "5x00000303,...": hwloc_bitmap_sscanf asserts
+// (the process aborts). Bitmaps of every element are checked first.
+TEST(FuzzRegressions, HwlocXmlWithABadCpukindCpuset) {
+    auto path = kRegressions / "hwloc-xml-cpukind-bad-cpuset.xml";
+    ASSERT_TRUE(fs::exists(path));
+    auto model = load_hwloc_xml(path.string());
+    ASSERT_FALSE(model);
+    EXPECT_NE(model.error().message.find("attribute cpuset=\"5x00000303,0x03030000,,0x03030303\" of <cpukind> is not an "
+                                         "hwloc bitmap"),
+              std::string::npos)
         << model.error().message;
 }
 
