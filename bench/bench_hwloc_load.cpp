@@ -27,6 +27,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// Time per component: the counters every row reports.
+void report_per_component(benchmark::State& state, double components) {
+    state.counters["components"] = components;
+    state.counters["seconds_per_component"] = benchmark::Counter(
+        components * double(state.iterations()), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
 void hwloc_only(benchmark::State& state, std::string path, double components) {
     for (auto _ : state) {
         hwloc_topology_t t;
@@ -36,9 +43,7 @@ void hwloc_only(benchmark::State& state, std::string path, double components) {
         benchmark::DoNotOptimize(hwloc_topology_get_depth(t));
         hwloc_topology_destroy(t);
     }
-    state.counters["components"] = components;
-    state.counters["seconds_per_component"] = benchmark::Counter(
-        components * double(state.iterations()), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+    report_per_component(state, components);
 }
 
 void stacksage_load(benchmark::State& state, std::string path, double components) {
@@ -46,9 +51,7 @@ void stacksage_load(benchmark::State& state, std::string path, double components
         auto model = load_hwloc_xml(path);
         benchmark::DoNotOptimize(model.ok());
     }
-    state.counters["components"] = components;
-    state.counters["seconds_per_component"] = benchmark::Counter(
-        components * double(state.iterations()), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+    report_per_component(state, components);
 }
 
 void checks_only(benchmark::State& state, std::string path, double components) {
@@ -59,9 +62,7 @@ void checks_only(benchmark::State& state, std::string path, double components) {
         if (!ok) state.SkipWithError(ok.error().message.c_str());
         benchmark::DoNotOptimize(ok);
     }
-    state.counters["components"] = components;
-    state.counters["seconds_per_component"] = benchmark::Counter(
-        components * double(state.iterations()), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+    report_per_component(state, components);
 }
 
 void convert_only(benchmark::State& state, std::string path, double components) {
@@ -80,9 +81,7 @@ void convert_only(benchmark::State& state, std::string path, double components) 
         benchmark::DoNotOptimize(model.component_count());
     }
     hwloc_topology_destroy(t);
-    state.counters["components"] = components;
-    state.counters["seconds_per_component"] = benchmark::Counter(
-        components * double(state.iterations()), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+    report_per_component(state, components);
 }
 
 }  // namespace

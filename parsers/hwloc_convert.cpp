@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <vector>
@@ -490,10 +491,13 @@ Result<ComponentId> add_hwloc_topology(Model& model, hwloc_topology_t topology, 
     if (parent != kNoComponent && (index_of(parent) >= model.component_capacity() || !model.is_alive(parent)))
         return make_error("add_hwloc_topology: parent component " + std::to_string(index_of(parent)) +
                           " is not a live component of the model; pass an existing component or kNoComponent");
+    // hwloc takes whatever object an XML file puts first as the root (the
+    // fuzzer gave it a Package); a machine's topology has a Machine there.
     hwloc_obj_t root = hwloc_get_root_obj(topology);
-    if (!root || root->type != HWLOC_OBJ_MACHINE)
-        return make_error("add_hwloc_topology: the hwloc topology has no Machine root; "
-                          "call hwloc_topology_load() before converting it");
+    if (!root) return make_error("the hwloc topology has no root object (was hwloc_topology_load() called?)");
+    if (root->type != HWLOC_OBJ_MACHINE)
+        return make_error(std::string("its root object is a ") + hwloc_obj_type_string(root->type) +
+                          ", not a Machine: it is not the topology of a machine");
     // Size the model once: its component and attribute arrays then never
     // reallocate during the load (each reallocation copied the attributes
     // made so far). Per object: type, logical index, the three sets, a

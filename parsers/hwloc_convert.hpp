@@ -71,7 +71,9 @@ namespace stacksage {
 //
 // \return the id of the Node (hwloc's Machine).
 // \return an Error when parent is not a live component of model, or when the
-//         topology has no root object. The model is unchanged then.
+//         topology has no root object or a root that is not a Machine (an
+//         XML file can make hwloc root a topology at a Package). The model
+//         is unchanged then.
 Result<ComponentId> add_hwloc_topology(Model& model, hwloc_topology_t topology,
                                        ComponentId parent, const HwlocLoadOptions& options);
 

@@ -192,16 +192,6 @@ bool is_small_index(std::string_view v) {
 // PUs and NUMA nodes their OS index.
 // "" when the element is fine.
 std::string check_hwloc_element(std::string_view tag, std::span<const XmlAttribute> attributes) {
-    // Sets outside <object> too: <cpukind cpuset>, <memattr_value
-    // initiator_cpuset> (the fuzzer made hwloc_bitmap_sscanf assert on a
-    // cpukind's "5x00000303").
-    if (tag != "object") {
-        for (const XmlAttribute& a : attributes)
-            if ((a.name.ends_with("cpuset") || a.name.ends_with("nodeset")) && !is_hwloc_bitmap(a.raw_value))
-                return "attribute " + std::string(a.name) + "=\"" + std::string(a.raw_value.substr(0, 40)) +
-                       "\" of <" + std::string(tag.substr(0, 40)) + "> is not an hwloc bitmap";
-        return {};
-    }
     static constexpr std::string_view kCpuSideTypes[] = {
         "Machine", "Package", "Die", "Core", "PU", "Group", "NUMANode", "MemCache",
         "L1Cache", "L2Cache", "L3Cache", "L4Cache", "L5Cache", "L1iCache", "L2iCache", "L3iCache",
@@ -209,20 +199,25 @@ std::string check_hwloc_element(std::string_view tag, std::span<const XmlAttribu
     };
     static constexpr std::string_view kIoTypes[] = {"Bridge", "PCIDev", "OSDev", "Misc"};
     static constexpr std::string_view kRequiredSets[] = {"cpuset", "complete_cpuset", "nodeset", "complete_nodeset"};
+    const bool object = tag == "object";
     std::string_view type;
     std::optional<std::string_view> os_index;
     unsigned sets_present = 0;
     for (const XmlAttribute& a : attributes) {
         if (a.name == "type") type = a.raw_value;
         if (a.name == "os_index") os_index = a.raw_value;
+        // The sets of every element: <cpukind cpuset>, <memattr_value
+        // initiator_cpuset> too (the fuzzer made hwloc_bitmap_sscanf assert
+        // on a cpukind's "5x00000303").
         if (a.name.ends_with("cpuset") || a.name.ends_with("nodeset")) {
             if (!is_hwloc_bitmap(a.raw_value))
-                return "attribute " + std::string(a.name) + "=\"" + std::string(a.raw_value.substr(0, 40)) +
-                       "\" is not an hwloc bitmap";
+                return "attribute " + std::string(a.name) + "=\"" + std::string(a.raw_value.substr(0, 40)) + "\"" +
+                       (object ? "" : " of <" + std::string(tag.substr(0, 40)) + ">") + " is not an hwloc bitmap";
             for (unsigned i = 0; i < std::size(kRequiredSets); ++i)
                 if (a.name == kRequiredSets[i]) sets_present |= 1u << i;
         }
     }
+    if (!object) return {};
     if (type.empty()) return "an <object> without a type";
     auto in = [&](const auto& list) { return std::find(std::begin(list), std::end(list), type) != std::end(list); };
     if (in(kIoTypes)) return {};
@@ -393,15 +388,8 @@ Result<Model> load_hwloc_xml_text(const std::string& text, const std::string& na
                           "run `HWLOC_XML_VERBOSE=1 lstopo-no-graphics -i FILE` for hwloc's diagnostics, "
                           "or export the topology again");
     }
-    // hwloc takes whatever object comes first as the root (the fuzzer gave
-    // it a Package); a machine's topology has a Machine there.
-    const hwloc_obj_t root = hwloc_get_root_obj(topo.get());
-    if (!root || root->type != HWLOC_OBJ_MACHINE)
-        return load_error(name,
-                          std::string("its root object is ") +
-                              (root ? std::string("a ") + hwloc_obj_type_string(root->type) : "missing") +
-                              ", not a Machine: it is not the topology of a machine",
-                          kReexport);
+    // What the conversion refuses (a root that is not a Machine) comes from
+    // the file: say which one.
     Result<Model> model = to_model(topo.get(), options);
     if (!model) return load_error(name, model.error().message, kReexport);
     return model;

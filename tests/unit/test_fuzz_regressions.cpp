@@ -22,6 +22,17 @@ std::string read_file(const fs::path& p) {
     std::ifstream in(p, std::ios::binary);
     return {std::istreambuf_iterator<char>(in), {}};
 }
+
+// The regression XML `file` must be refused with one error that names the
+// file and says `expected`.
+void expect_hwloc_xml_refused(const char* file, const std::string& expected, const HwlocLoadOptions& options = {}) {
+    const fs::path path = kRegressions / file;
+    ASSERT_TRUE(fs::exists(path)) << path;
+    auto model = load_hwloc_xml(path.string(), options);
+    ASSERT_FALSE(model) << file;
+    EXPECT_NE(model.error().message.find("'" + path.string() + "'"), std::string::npos) << model.error().message;
+    EXPECT_NE(model.error().message.find(expected), std::string::npos) << model.error().message;
+}
 }  // namespace
 
 // hwloc's own XML reader gives up on this file (and leaks inside libhwloc
@@ -44,14 +55,8 @@ TEST(FuzzRegressions, HwlocXmlThatCrashesHwlocsReader) {
     // The last one is well-formed, but hwloc 2.9 (either XML reader) crashes
     // on an object without a type and with an empty cpuset.
     for (const char* name : {"hwloc-xml-unclosed-attribute.xml", "hwloc-xml-unquoted-root.xml",
-                             "hwloc-xml-object-without-type.xml", "hwloc-xml-abbreviated-types.xml"}) {
-        auto path = kRegressions / name;
-        ASSERT_TRUE(fs::exists(path));
-        auto model = load_hwloc_xml(path.string());
-        ASSERT_FALSE(model) << name;
-        EXPECT_NE(model.error().message.find("not valid hwloc XML"), std::string::npos) << model.error().message;
-        EXPECT_NE(model.error().message.find(path.string()), std::string::npos);
-    }
+                             "hwloc-xml-object-without-type.xml", "hwloc-xml-abbreviated-types.xml"})
+        expect_hwloc_xml_refused(name, "not valid hwloc XML");
 }
 
 // hwloc reads this file (a POWER8 node whose Machine was renamed Package; its
@@ -59,16 +64,10 @@ TEST(FuzzRegressions, HwlocXmlThatCrashesHwlocsReader) {
 // makes the Package the root: refused with the file's name, where the
 // conversion used to fail with a message for programmers (and no file name).
 TEST(FuzzRegressions, HwlocXmlWhoseRootIsNotAMachine) {
-    auto path = kRegressions / "hwloc-xml-package-root.xml";
-    ASSERT_TRUE(fs::exists(path));
     for (bool io : {false, true}) {
         HwlocLoadOptions options;
         options.include_io = io;
-        auto model = load_hwloc_xml(path.string(), options);
-        ASSERT_FALSE(model);
-        EXPECT_NE(model.error().message.find("'" + path.string() + "'"), std::string::npos) << model.error().message;
-        EXPECT_NE(model.error().message.find("its root object is a Package, not a Machine"), std::string::npos)
-            << model.error().message;
+        expect_hwloc_xml_refused("hwloc-xml-package-root.xml", "its root object is a Package, not a Machine", options);
     }
 }
 
@@ -76,38 +75,23 @@ TEST(FuzzRegressions, HwlocXmlWhoseRootIsNotAMachine) {
 // OS index and allocates a 512 MB bitmap per object holding it (seconds per
 // load, timeouts under the fuzzer). Refused before hwloc sees it.
 TEST(FuzzRegressions, HwlocXmlWithAPuWithoutOsIndex) {
-    auto path = kRegressions / "hwloc-xml-pu-without-os-index.xml";
-    ASSERT_TRUE(fs::exists(path));
-    auto model = load_hwloc_xml(path.string());
-    ASSERT_FALSE(model);
-    EXPECT_NE(model.error().message.find("an <object type=\"PU\"> without its os_index"), std::string::npos)
-        << model.error().message;
-    EXPECT_NE(model.error().message.find("'" + path.string() + "'"), std::string::npos) << model.error().message;
+    expect_hwloc_xml_refused("hwloc-xml-pu-without-os-index.xml", "an <object type=\"PU\"> without its os_index");
 }
 
 // NUL bytes inside the <topology> tag's version: hwloc's reader stops at the
 // first NUL, mid-attribute, and crashes (so does lstopo on this file).
 // Refused first, with the line and column of the NUL.
 TEST(FuzzRegressions, HwlocXmlWithANulByte) {
-    auto path = kRegressions / "hwloc-xml-nul-in-attribute.xml";
-    ASSERT_TRUE(fs::exists(path));
-    auto model = load_hwloc_xml(path.string());
-    ASSERT_FALSE(model);
-    EXPECT_NE(model.error().message.find("line 3, column 23: a NUL byte, which XML does not allow"), std::string::npos)
-        << model.error().message;
+    expect_hwloc_xml_refused("hwloc-xml-nul-in-attribute.xml",
+                             "line 3, column 23: a NUL byte, which XML does not allow");
 }
 
 // A <cpukind> whose cpuset is "5x00000303,...": hwloc_bitmap_sscanf asserts
 // (the process aborts). Bitmaps of every element are checked first.
 TEST(FuzzRegressions, HwlocXmlWithABadCpukindCpuset) {
-    auto path = kRegressions / "hwloc-xml-cpukind-bad-cpuset.xml";
-    ASSERT_TRUE(fs::exists(path));
-    auto model = load_hwloc_xml(path.string());
-    ASSERT_FALSE(model);
-    EXPECT_NE(model.error().message.find("attribute cpuset=\"5x00000303,0x03030000,,0x03030303\" of <cpukind> is not an "
-                                         "hwloc bitmap"),
-              std::string::npos)
-        << model.error().message;
+    expect_hwloc_xml_refused("hwloc-xml-cpukind-bad-cpuset.xml",
+                             "attribute cpuset=\"5x00000303,0x03030000,,0x03030303\" of <cpukind> is not an "
+                             "hwloc bitmap");
 }
 
 // A snapshot whose attribute list loops back on itself, with a valid
