@@ -190,8 +190,13 @@ bool is_small_index(std::string_view v) {
 // Machine), every cpuset/nodeset attribute (of any element) is a bitmap, and CPU-side and
 // memory objects carry the four sets hwloc always writes for them, and
 // PUs and NUMA nodes their OS index.
-// "" when the element is fine.
-std::string check_hwloc_element(std::string_view tag, std::span<const XmlAttribute> attributes) {
+// "" when the element is fine. Counts what the file-wide rules need in *facts.
+struct HwlocFileFacts {
+    std::size_t numa_nodes = 0;
+    std::size_t memory_side_caches = 0;
+};
+
+std::string check_hwloc_element(std::string_view tag, std::span<const XmlAttribute> attributes, HwlocFileFacts* facts) {
     static constexpr std::string_view kCpuSideTypes[] = {
         "Machine", "Package", "Die", "Core", "PU", "Group", "NUMANode", "MemCache",
         "L1Cache", "L2Cache", "L3Cache", "L4Cache", "L5Cache", "L1iCache", "L2iCache", "L3iCache",
@@ -222,6 +227,8 @@ std::string check_hwloc_element(std::string_view tag, std::span<const XmlAttribu
     auto in = [&](const auto& list) { return std::find(std::begin(list), std::end(list), type) != std::end(list); };
     if (in(kIoTypes)) return {};
     if (!in(kCpuSideTypes)) return "an <object> of unknown type \"" + std::string(type.substr(0, 40)) + "\"";
+    if (type == "NUMANode") ++facts->numa_nodes;
+    if (type == "MemCache") ++facts->memory_side_caches;
     for (unsigned i = 0; i < std::size(kRequiredSets); ++i)
         if (!(sets_present & (1u << i)))
             return "an <object type=\"" + std::string(type) + "\"> without its " + std::string(kRequiredSets[i]);
@@ -300,10 +307,23 @@ Status check_hwloc_xml_text(std::string_view text, const std::string& path) {
         return load_error(path, "it does not end with </topology>: the file is truncated", kReexport);
     // Last, the whole markup and what hwloc trusts in it: hwloc can crash on
     // malformed XML, and on objects without a type or a cpuset.
-    if (XmlProblem problem; !is_well_formed_xml(text, &problem, check_hwloc_element))
+    HwlocFileFacts facts;
+    const auto check_element = [&facts](std::string_view tag, std::span<const XmlAttribute> attributes) {
+        return check_hwloc_element(tag, attributes, &facts);
+    };
+    if (XmlProblem problem; !is_well_formed_xml(text, &problem, check_element))
         return load_error(path,
                           "it is not valid hwloc XML (line " + std::to_string(problem.line) + ", column " +
                               std::to_string(problem.column) + ": " + problem.what + ")",
+                          kReexport);
+    // hwloc counts a memory-side cache as memory, so a file whose only memory
+    // object is one passes hwloc's "no NUMA node" test and then fails an
+    // assertion that aborts the process (found by fuzzing; lstopo too).
+    // hwloc always writes NUMA nodes below their memory-side caches.
+    if (facts.memory_side_caches > 0 && facts.numa_nodes == 0)
+        return load_error(path,
+                          "it is not valid hwloc XML (it has a memory-side cache, <object type=\"MemCache\">, "
+                          "but no NUMA node)",
                           kReexport);
     return Ok{};
 }

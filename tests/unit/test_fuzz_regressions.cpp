@@ -94,6 +94,23 @@ TEST(FuzzRegressions, HwlocXmlWithABadCpukindCpuset) {
                              "hwloc bitmap");
 }
 
+// The Raptor Lake laptop's only NUMA node turned into a memory-side cache
+// (the fuzzer's input, less an unrelated change): hwloc 2.9 counts it as
+// memory, passes its "no NUMA node" test, then fails an assertion
+// (memattrs.c, guessing memory tiers) that aborts the process; lstopo too.
+TEST(FuzzRegressions, HwlocXmlWithAMemorySideCacheButNoNumaNode) {
+    expect_hwloc_xml_refused("hwloc-xml-memcache-without-numa.xml",
+                             "it has a memory-side cache, <object type=\"MemCache\">, but no NUMA node");
+}
+
+// The rule needs a NUMA node somewhere, not below each memory-side cache:
+// the real Optane memory-mode file (NUMA nodes behind memory-side caches)
+// still loads.
+TEST(FuzzRegressions, MemorySideCachesWithTheirNumaNodesStillLoad) {
+    auto model = load_hwloc_xml(std::string(STACKSAGE_TEST_DATA_DIR) + "/hwloc-xml/memorysidecaches.xml");
+    ASSERT_TRUE(model) << model.error().message;
+}
+
 // A snapshot whose attribute list loops back on itself, with a valid
 // checksum: refused, where queries used to loop forever.
 TEST(FuzzRegressions, SnapshotWithACyclicList) {
