@@ -103,6 +103,23 @@ TEST(FuzzRegressions, HwlocXmlWithAMemorySideCacheButNoNumaNode) {
                              "it has a memory-side cache, <object type=\"MemCache\">, but no NUMA node");
 }
 
+// A POWER8 node whose first NUMA node became a memory-side cache and whose
+// second NUMA node hwloc drops with its damaged package (the fuzzer's input):
+// the file names a NUMA node, so it passes the rule above, but hwloc ends up
+// with none and its guess of memory tiers asserted (the process aborted).
+// The loader turns that guess off (HWLOC_MEMTIERS_GUESS=none unless the user
+// set it): the file now loads or is refused, and never aborts.
+TEST(FuzzRegressions, HwlocXmlWhoseNumaNodesHwlocDrops) {
+    const fs::path path = kRegressions / "hwloc-xml-memcache-numa-dropped.xml";
+    ASSERT_TRUE(fs::exists(path));
+    auto model = load_hwloc_xml(path.string());
+    if (model) {
+        EXPECT_TRUE(model->check_consistency().empty());
+    } else {
+        EXPECT_NE(model.error().message.find(path.string()), std::string::npos) << model.error().message;
+    }
+}
+
 // The rule needs a NUMA node somewhere, not below each memory-side cache:
 // the real Optane memory-mode file (NUMA nodes behind memory-side caches)
 // still loads.
