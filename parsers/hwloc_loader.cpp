@@ -190,13 +190,27 @@ bool is_small_index(std::string_view v) {
 // Machine), every cpuset/nodeset attribute (of any element) is a bitmap, and CPU-side and
 // memory objects carry the four sets hwloc always writes for them, and
 // PUs and NUMA nodes their OS index.
+// Names, too: hwloc's reader reads element names of [a-z0-9_] and attribute
+// names of [a-z_] only, and on any other byte loses its place in the tag
+// (an attribute "a3" made hwloc 2.9 crash on a file it otherwise reads with
+// a warning; found by fuzzing). hwloc writes no other names; XML allows
+// more, so the markup check alone lets them through.
 // "" when the element is fine. Counts what the file-wide rules need in *facts.
 struct HwlocFileFacts {
     std::size_t numa_nodes = 0;
     std::size_t memory_side_caches = 0;
 };
 
+bool is_hwloc_name(std::string_view name, bool digits) {
+    if (name.empty()) return false;
+    for (char c : name)
+        if (!((c >= 'a' && c <= 'z') || c == '_' || (digits && c >= '0' && c <= '9'))) return false;
+    return true;
+}
+
 std::string check_hwloc_element(std::string_view tag, std::span<const XmlAttribute> attributes, HwlocFileFacts* facts) {
+    if (!is_hwloc_name(tag, /*digits=*/true))
+        return "element <" + std::string(tag.substr(0, 40)) + ">: hwloc reads element names of a-z, 0-9 and _ only";
     static constexpr std::string_view kCpuSideTypes[] = {
         "Machine", "Package", "Die", "Core", "PU", "Group", "NUMANode", "MemCache",
         "L1Cache", "L2Cache", "L3Cache", "L4Cache", "L5Cache", "L1iCache", "L2iCache", "L3iCache",
@@ -209,6 +223,9 @@ std::string check_hwloc_element(std::string_view tag, std::span<const XmlAttribu
     std::optional<std::string_view> os_index;
     unsigned sets_present = 0;
     for (const XmlAttribute& a : attributes) {
+        if (!is_hwloc_name(a.name, /*digits=*/false))
+            return "attribute " + std::string(a.name.substr(0, 40)) + " of <" + std::string(tag.substr(0, 40)) +
+                   ">: hwloc reads attribute names of a-z and _ only";
         if (a.name == "type") type = a.raw_value;
         if (a.name == "os_index") os_index = a.raw_value;
         // The sets of every element: <cpukind cpuset>, <memattr_value
