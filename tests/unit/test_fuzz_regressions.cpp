@@ -87,9 +87,9 @@ TEST(FuzzRegressions, HwlocXmlWithANulByte) {
 }
 
 // A <cpukind> whose cpuset is "5x00000303,...": hwloc_bitmap_sscanf asserts
-// (the process aborts). Bitmaps of every element are checked first. (A
-// "su\xd9type" attribute the fuzzer also made was put back to "subtype":
-// names hwloc cannot read are refused first now.)
+// (the process aborts). Bitmaps of every element are checked first. (Two
+// other damages the fuzzer made, refused first since, were repaired: a
+// "su\xd9type" attribute and a complete_nodeset starting with a comma.)
 TEST(FuzzRegressions, HwlocXmlWithABadCpukindCpuset) {
     expect_hwloc_xml_refused("hwloc-xml-cpukind-bad-cpuset.xml",
                              "attribute cpuset=\"5x00000303,0x03030000,,0x03030303\" of <cpukind> is not an "
@@ -162,6 +162,14 @@ TEST(FuzzRegressions, NamesHwlocCannotReadAreRefused) {
     // hwloc's own names, digits in element names included, still load.
     auto model = load_hwloc_xml_text(text, "emmett.xml");
     EXPECT_TRUE(model) << model.error().message;
+}
+
+// A PU's cpuset ",0x00000001,0x0": hwloc_bitmap_sscanf counts the words
+// from the second byte on, finds one more than it counted and asserts (the
+// process aborts; lstopo too). Bitmaps may not start with a comma.
+TEST(FuzzRegressions, HwlocXmlWithABitmapStartingWithAComma) {
+    expect_hwloc_xml_refused("hwloc-xml-bitmap-leading-comma.xml",
+                             "attribute cpuset=\",0x00000001,0x0\" is not an hwloc bitmap");
 }
 
 // A snapshot whose attribute list loops back on itself, with a valid
