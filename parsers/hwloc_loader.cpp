@@ -22,6 +22,7 @@
 #include <span>
 #include <string_view>
 
+#include "core/cpuset.hpp"
 #include "parsers/hwloc_convert.hpp"
 #include "parsers/xml_wellformed.hpp"
 
@@ -201,9 +202,51 @@ bool is_small_index(std::string_view v) {
 // more, so the markup check alone lets them through.
 // "" when the element is fine. Counts what the file-wide rules need in *facts.
 struct HwlocFileFacts {
+    // Given before the scan.
+    bool v1_format = false;      // no version attribute: hwloc 1.x's format
+    std::size_t text_size = 0;
+    // Gathered by the scan.
+    std::size_t objects = 0;
     std::size_t numa_nodes = 0;
     std::size_t memory_side_caches = 0;
+    // The root object's sets and allowed sets ("" when absent).
+    std::string_view root_cpuset, root_nodeset, root_allowed_cpuset, root_allowed_nodeset;
 };
+
+// A decimal count of at most `max`.
+bool is_count_at_most(std::string_view v, unsigned long max, unsigned long* out) {
+    if (v.empty() || v.size() > 9) return false;
+    unsigned long n = 0;
+    for (char c : v) {
+        if (c < '0' || c > '9') return false;
+        n = n * 10 + static_cast<unsigned long>(c - '0');
+    }
+    *out = n;
+    return n <= max;
+}
+
+// Rules for elements other than objects (each from a crash of hwloc 2.9
+// found by studying its XML import; tests/fuzz/regressions has a file for each).
+std::string check_hwloc_other_element(std::string_view tag, std::span<const XmlAttribute> attributes,
+                                      const HwlocFileFacts& facts) {
+    for (const XmlAttribute& a : attributes) {
+        // <distances2>, <distances2hetero>, 1.x <distances>: hwloc computes
+        // nbobjs * nbobjs in 32 bits; 65537 wraps and hwloc reads past its
+        // buffer, 2^31 wraps to 0 and it writes past it. The matrix's values
+        // are in the file, so nbobjs^2 cannot exceed its size either.
+        if (a.name == "nbobjs") {
+            unsigned long n = 0;
+            if (!is_count_at_most(a.raw_value, 65535, &n) || n * n > facts.text_size)
+                return "<" + std::string(tag) + " nbobjs=\"" + std::string(a.raw_value.substr(0, 40)) +
+                       "\">: more objects than the file can hold distances for";
+        }
+        // The two attributes hwloc computes itself: given values abort it.
+        if (tag == "memattr" && a.name == "name" && (a.raw_value == "Capacity" || a.raw_value == "Locality"))
+            return "<memattr name=\"" + std::string(a.raw_value) +
+                   "\">: hwloc computes this attribute itself and never writes it";
+    }
+    return {};
+}
 
 bool is_hwloc_name(std::string_view name, bool digits) {
     if (name.empty()) return false;
@@ -243,9 +286,23 @@ std::string check_hwloc_element(std::string_view tag, std::span<const XmlAttribu
                 if (a.name == kRequiredSets[i]) sets_present |= 1u << i;
         }
     }
-    if (!object) return {};
+    if (!object) return check_hwloc_other_element(tag, attributes, *facts);
     if (type.empty()) return "an <object> without a type";
     auto in = [&](const auto& list) { return std::find(std::begin(list), std::end(list), type) != std::end(list); };
+    // The first object is the root. hwloc drops a root it cannot use (a PCI
+    // device whose bus id it cannot read, a 1.x cache without a depth) and
+    // then inserts the root's children under nothing: it crashes (2.x) or
+    // asserts (1.x). hwloc writes a Machine (1.x: System, or a NUMA node).
+    if (facts->objects++ == 0) {
+        if (!(type == "Machine" || type == "System" || (facts->v1_format && type == "NUMANode")))
+            return "its root object is a " + std::string(type.substr(0, 40)) + ", not a Machine";
+        for (const XmlAttribute& a : attributes) {
+            if (a.name == "cpuset") facts->root_cpuset = a.raw_value;
+            if (a.name == "nodeset") facts->root_nodeset = a.raw_value;
+            if (a.name == "allowed_cpuset") facts->root_allowed_cpuset = a.raw_value;
+            if (a.name == "allowed_nodeset") facts->root_allowed_nodeset = a.raw_value;
+        }
+    }
     if (in(kIoTypes)) return {};
     if (!in(kCpuSideTypes)) return "an <object> of unknown type \"" + std::string(type.substr(0, 40)) + "\"";
     if (type == "NUMANode") ++facts->numa_nodes;
@@ -299,7 +356,9 @@ Status check_hwloc_xml_text(std::string_view text, const std::string& path) {
     if (tag_end == std::string_view::npos)
         return load_error(path, "the file ends inside the <topology> tag (truncated?)", kReexport);
     // Without a version attribute the file is hwloc 1.x's format, which hwloc 2 reads.
+    bool v1_format = true;
     if (const auto version = attribute_in_tag(root->substr(0, tag_end), "version")) {
+        v1_format = false;
         unsigned major = 0;
         std::size_t digits = 0;
         while (digits < version->size() && (*version)[digits] >= '0' && (*version)[digits] <= '9' && digits < 6)
@@ -329,6 +388,8 @@ Status check_hwloc_xml_text(std::string_view text, const std::string& path) {
     // Last, the whole markup and what hwloc trusts in it: hwloc can crash on
     // malformed XML, and on objects without a type or a cpuset.
     HwlocFileFacts facts;
+    facts.v1_format = v1_format;
+    facts.text_size = text.size();
     const auto check_element = [&facts](std::string_view tag, std::span<const XmlAttribute> attributes) {
         return check_hwloc_element(tag, attributes, &facts);
     };
@@ -347,6 +408,19 @@ Status check_hwloc_xml_text(std::string_view text, const std::string& path) {
         return load_error(path,
                           "it is not valid hwloc XML (it has a memory-side cache, <object type=\"MemCache\">, "
                           "but no NUMA node)",
+                          kReexport);
+    // A root whose allowed sets share nothing with its sets leaves hwloc an
+    // empty topology, and hwloc 2.9 then dereferences a NULL root.
+    auto disjoint = [](std::string_view set, std::string_view allowed) {
+        if (set.empty() || allowed.empty()) return false;
+        const auto a = Cpuset::parse_hwloc_mask(set), b = Cpuset::parse_hwloc_mask(allowed);
+        return a && b && !a->empty() && !a->intersects(*b);  // infinite forms do not parse: left to hwloc
+    };
+    if (disjoint(facts.root_cpuset, facts.root_allowed_cpuset) ||
+        disjoint(facts.root_nodeset, facts.root_allowed_nodeset))
+        return load_error(path,
+                          "it is not valid hwloc XML (the root's allowed_cpuset or allowed_nodeset shares no CPU "
+                          "or NUMA node with its cpuset or nodeset)",
                           kReexport);
     return Ok{};
 }

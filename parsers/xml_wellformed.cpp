@@ -1,5 +1,6 @@
 #include "parsers/xml_wellformed.hpp"
 
+#include <string>
 #include <vector>
 
 namespace stacksage {
@@ -188,6 +189,14 @@ private:
             if (at_ >= s_.size()) return fail("start tag <" + std::string(tag) + "> is not closed");
             if (s_[at_] == '>') {
                 ++at_;
+                // Readers that recurse per element (hwloc's does) overflow
+                // their stack on deep nesting: 20,000 nested objects crash
+                // hwloc 2.9. No real document of ours nests beyond a few
+                // dozen levels.
+                if (stack_.size() >= kMaxXmlDepth) {
+                    at_ = tag_start;
+                    return fail("elements nested deeper than " + std::to_string(kMaxXmlDepth) + " levels");
+                }
                 stack_.push_back(tag);
                 return checked();
             }

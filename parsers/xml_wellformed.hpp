@@ -29,7 +29,11 @@ struct XmlAttribute {
 // what is wrong with the element (the scan then fails at that element).
 using XmlElementCheck = std::function<std::string(std::string_view tag, std::span<const XmlAttribute> attributes)>;
 
-// Checks that there is no NUL byte, then elements, attributes (quoted
+// Deepest element nesting accepted (see is_well_formed_xml).
+inline constexpr std::size_t kMaxXmlDepth = 256;
+
+// Checks that there is no NUL byte, then elements nested at most
+// kMaxXmlDepth deep, attributes (quoted
 // values, no '<' inside), end tags that match their start tags, one root
 // element, comments, processing instructions, CDATA, a DOCTYPE declaration
 // and character/entity references; and each element with `check` when given.

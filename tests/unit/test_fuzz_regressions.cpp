@@ -11,6 +11,7 @@
 #include "core/snapshot.hpp"
 #include "parsers/hwloc_loader.hpp"
 #include "parsers/sample_file_reader.hpp"
+#include "parsers/xml_wellformed.hpp"
 
 namespace fs = std::filesystem;
 using namespace stacksage;
@@ -170,6 +171,71 @@ TEST(FuzzRegressions, NamesHwlocCannotReadAreRefused) {
 TEST(FuzzRegressions, HwlocXmlWithABitmapStartingWithAComma) {
     expect_hwloc_xml_refused("hwloc-xml-bitmap-leading-comma.xml",
                              "attribute cpuset=\",0x00000001,0x0\" is not an hwloc bitmap");
+}
+
+// Crashes of hwloc 2.9 found by studying its XML import (2026-11-23), each
+// reproduced with the library (lstopo and `stacksage topo` crashed or
+// aborted on each before the check), each file emmett.xml changed in one
+// place; refused with the reason.
+TEST(FuzzRegressions, HwlocXmlStudyCasesAreRefused) {
+    const std::pair<const char*, const char*> cases[] = {
+        // hwloc drops a root it cannot use, then inserts its children under nothing.
+        {"hwloc-xml-study-c2-root-pcidev-nosets-badbusid.xml", "its root object is a PCIDev, not a Machine"},
+        {"hwloc-xml-study-r-v1-root-misc-cpuset-only.xml", "its root object is a Misc, not a Machine"},
+        {"hwloc-xml-study-f-v1-root-cache.xml", "its root object is a Cache, not a Machine"},
+        // Attributes hwloc computes itself: a given value trips its assertions.
+        {"hwloc-xml-study-h-memattr-capacity.xml", "<memattr name=\"Capacity\">: hwloc computes"},
+        {"hwloc-xml-study-h-memattr-locality.xml", "<memattr name=\"Locality\">: hwloc computes"},
+        // Allowed sets disjoint from the root's: an empty topology, then a NULL root.
+        {"hwloc-xml-study-k-root-allowed-both-empty.xml", "shares no CPU or NUMA node"},
+        {"hwloc-xml-study-k2-allowed-cpu-disjoint-node-disjoint.xml", "shares no CPU or NUMA node"},
+    };
+    for (const auto& [file, reason] : cases) expect_hwloc_xml_refused(file, reason);
+}
+
+// nbobjs * nbobjs is computed in 32 bits by hwloc: 65537 wraps and hwloc
+// reads past its buffer (<distances2>, <distances2hetero>), 2^31 wraps to 0
+// and the 1.x <distances> reader writes past a 0-byte buffer. The crashing
+// files are large (the values must be there); the rule needs only the
+// count, so small files show it.
+TEST(FuzzRegressions, HwlocXmlWithMoreDistanceObjectsThanTheFileHolds) {
+    const std::string path = std::string(STACKSAGE_TEST_DATA_DIR) + "/hwloc-xml/emmett.xml";
+    const std::string text = read_file(path);
+    const std::size_t end = text.rfind("</topology>");
+    ASSERT_NE(end, std::string::npos);
+    for (const char* element : {"<distances2 type=\"PU\" nbobjs=\"65537\" kind=\"5\" name=\"NUMALatency\" "
+                                "indexing=\"os\"><indexes length=\"2\">0 1</indexes><u64values length=\"2\">1 "
+                                "2</u64values></distances2>",
+                                "<distances2hetero nbobjs=\"65537\" kind=\"5\" name=\"X\"></distances2hetero>",
+                                "<distances2 type=\"PU\" nbobjs=\"200\" kind=\"5\" name=\"X\"></distances2>"}) {
+        std::string bad = text;
+        bad.insert(end, element);
+        auto model = load_hwloc_xml_text(bad, "distances.xml");
+        ASSERT_FALSE(model) << element;
+        EXPECT_NE(model.error().message.find("more objects than the file can hold distances for"), std::string::npos)
+            << model.error().message;
+    }
+}
+
+// 20,000 nested Groups (or 30,000 Misc objects) overflow hwloc's recursive
+// reader (SIGSEGV): no
+// document nested deeper than kMaxXmlDepth is accepted.
+TEST(FuzzRegressions, DeeplyNestedXmlIsRefused) {
+    std::string deep = "<?xml version=\"1.0\"?>\n<topology version=\"2.0\"><object type=\"Machine\" "
+                       "cpuset=\"0x1\" complete_cpuset=\"0x1\" nodeset=\"0x1\" complete_nodeset=\"0x1\">";
+    for (int i = 0; i < 300; ++i) deep += "<object type=\"Misc\">";
+    for (int i = 0; i <= 300; ++i) deep += "</object>";
+    deep += "</topology>\n";
+    auto model = load_hwloc_xml_text(deep, "deep.xml");
+    ASSERT_FALSE(model);
+    EXPECT_NE(model.error().message.find("elements nested deeper than 256 levels"), std::string::npos)
+        << model.error().message;
+    XmlProblem problem;
+    std::string ok = "<a>";
+    for (std::size_t i = 1; i < kMaxXmlDepth; ++i) ok += "<b>";
+    for (std::size_t i = 1; i < kMaxXmlDepth; ++i) ok += "</b>";
+    ok += "</a>";
+    EXPECT_TRUE(is_well_formed_xml(ok, &problem)) << problem.what;
 }
 
 // A snapshot whose attribute list loops back on itself, with a valid
