@@ -23,6 +23,7 @@
 
 #include "core/model.hpp"
 #include "core/result.hpp"
+#include "parsers/hwloc_xml_check.hpp"
 
 namespace stacksage {
 
@@ -56,15 +57,7 @@ Result<Model> load_hwloc_xml(const std::string& path, const HwlocLoadOptions& op
 Result<Model> load_hwloc_xml_text(const std::string& text, const std::string& name,
                                   const HwlocLoadOptions& options = {});
 
-// What load_hwloc_xml_text checks before hwloc sees the text, alone: that it
-// is an hwloc topology of a readable format version, complete, well-formed,
-// and that every <object> has what hwloc 2.9 relies on without checking
-// (a type it writes, bitmaps, the four sets, an OS index on PUs and NUMA
-// nodes); hwloc crashes, or allocates gigabytes, otherwise.
-//
-// \return Ok when hwloc may be given the text.
-// \return an Error naming `name`, the line and column, and what to do.
-Status check_hwloc_xml_text(std::string_view text, const std::string& name);
+// check_hwloc_xml_text (what runs before hwloc sees the text): hwloc_xml_check.hpp.
 
 // Discovers the machine this process runs on (hwloc's native backends).
 //

@@ -1,0 +1,365 @@
+// The checks on hwloc XML text before hwloc reads it (see hwloc_xml_check.hpp).
+//
+// hwloc 2.9's XML reader trusts its input: each rule below comes from a file
+// on which it crashed, aborted or allocated gigabytes (found by fuzzing or by
+// studying its import code; docs/RELIABILITY.md lists them, and
+// tests/fuzz/regressions holds a file for each).
+#include "parsers/hwloc_xml_check.hpp"
+
+#include <hwloc.h>
+
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "core/cpuset.hpp"
+#include "parsers/hwloc_load_error.hpp"
+#include "parsers/xml_wellformed.hpp"
+
+namespace stacksage {
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+std::string_view skip_spaces(std::string_view s) {
+    while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+    return s;
+}
+
+std::string_view trim_end(std::string_view s) {
+    while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+    return s;
+}
+
+// Skips the XML declaration, comments and the DOCTYPE before the root
+// element. Returns the text from the root element's '<' on, or nullopt when
+// the prolog never ends.
+std::optional<std::string_view> skip_prolog(std::string_view s) {
+    for (;;) {
+        s = skip_spaces(s);
+        std::string_view end;
+        if (s.starts_with("<?")) end = "?>";
+        else if (s.starts_with("<!--")) end = "-->";
+        else if (s.starts_with("<!")) {
+            // DOCTYPE, possibly with an internal subset in brackets.
+            const std::size_t bracket = s.find('[');
+            const std::size_t close = s.find('>');
+            std::size_t at = close;
+            if (bracket != std::string_view::npos && bracket < close) {
+                const std::size_t subset_end = s.find("]", bracket);
+                at = subset_end == std::string_view::npos ? subset_end : s.find('>', subset_end);
+            }
+            if (at == std::string_view::npos) return std::nullopt;
+            s.remove_prefix(at + 1);
+            continue;
+        } else
+            return s;
+        const std::size_t at = s.find(end);
+        if (at == std::string_view::npos) return std::nullopt;
+        s.remove_prefix(at + end.size());
+    }
+}
+
+// The value of attribute `name` inside a start tag's text, or nullopt.
+std::optional<std::string_view> attribute_in_tag(std::string_view tag, std::string_view name) {
+    for (std::size_t at = tag.find(name); at != std::string_view::npos; at = tag.find(name, at + 1)) {
+        if (at == 0 || !is_space(tag[at - 1])) continue;
+        std::string_view rest = skip_spaces(tag.substr(at + name.size()));
+        if (!rest.starts_with('=')) continue;
+        rest = skip_spaces(rest.substr(1));
+        if (rest.empty() || (rest.front() != '"' && rest.front() != '\'')) return std::nullopt;
+        const char quote = rest.front();
+        const std::size_t close = rest.find(quote, 1);
+        if (close == std::string_view::npos) return std::nullopt;
+        return rest.substr(1, close - 1);
+    }
+    return std::nullopt;
+}
+
+// "0x000000ff,0xffffffff", "0x1,,0x0", "0xf...f,0x1", "0x0": what
+// hwloc_bitmap_sscanf reads (an empty word stands for zero). One pass, no
+// search calls: every cpuset and nodeset of a file goes through here.
+bool is_hwloc_bitmap(std::string_view v) {
+    // hwloc counts the words from the second byte on, so a leading comma
+    // makes one word more than it counted: an assertion aborts the process
+    // (found by fuzzing). hwloc writes none.
+    if (v.starts_with(',')) return false;
+    if (v.starts_with("0xf...f")) {
+        v.remove_prefix(7);
+        if (v.empty()) return true;
+        if (v.front() != ',') return false;
+        v.remove_prefix(1);
+    }
+    static constexpr auto kHex = [] {
+        std::array<bool, 256> t{};
+        for (int c = 0; c < 256; ++c) t[c] = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+        return t;
+    }();
+    const char* p = v.data();
+    const char* const end = p + v.size();
+    while (true) {
+        if (p == end) return false;  // empty, or ends with a comma: a bitmap is never empty
+        if (end - p >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) p += 2;
+        const char* const word = p;
+        while (p < end && kHex[static_cast<unsigned char>(*p)]) ++p;
+        if (p - word > 16) return false;  // hwloc writes words of 64 bits at most
+        if (p == end) return true;
+        if (*p != ',') return false;
+        ++p;  // hwloc writes zero words as nothing ("0x1,,0x0")
+    }
+}
+
+// Larger than the OS index of any CPU or NUMA node of a real machine, small
+// enough that a bitmap holding it is 128 KB.
+constexpr unsigned long kMaxOsIndex = 1ul << 20;
+
+// A decimal OS index below kMaxOsIndex.
+bool is_small_index(std::string_view v) {
+    if (v.empty() || v.size() > 7) return false;
+    unsigned long n = 0;
+    for (char c : v) {
+        if (c < '0' || c > '9') return false;
+        n = n * 10 + static_cast<unsigned long>(c - '0');
+    }
+    return n < kMaxOsIndex;
+}
+
+// The checks hwloc 2.9 does not make before relying on them (the fuzzer
+// found crashes in hwloc_topology_load for each): every <object> has a type
+// spelled as hwloc writes it (hwloc_type_sscanf would take "Ma" for
+// Machine), every cpuset/nodeset attribute (of any element) is a bitmap, and CPU-side and
+// memory objects carry the four sets hwloc always writes for them, and
+// PUs and NUMA nodes their OS index.
+// Names, too: hwloc's reader reads element names of [a-z0-9_] and attribute
+// names of [a-z_] only, and on any other byte loses its place in the tag
+// (an attribute "a3" made hwloc 2.9 crash on a file it otherwise reads with
+// a warning; found by fuzzing). hwloc writes no other names; XML allows
+// more, so the markup check alone lets them through.
+// "" when the element is fine. Counts what the file-wide rules need in *facts.
+struct HwlocFileFacts {
+    // Given before the scan.
+    bool v1_format = false;      // no version attribute: hwloc 1.x's format
+    std::size_t text_size = 0;
+    // Gathered by the scan.
+    std::size_t objects = 0;
+    std::size_t numa_nodes = 0;
+    std::size_t memory_side_caches = 0;
+    // The root object's sets and allowed sets ("" when absent).
+    std::string_view root_cpuset, root_nodeset, root_allowed_cpuset, root_allowed_nodeset;
+};
+
+// A decimal count of at most `max`.
+bool is_count_at_most(std::string_view v, unsigned long max, unsigned long* out) {
+    if (v.empty() || v.size() > 9) return false;
+    unsigned long n = 0;
+    for (char c : v) {
+        if (c < '0' || c > '9') return false;
+        n = n * 10 + static_cast<unsigned long>(c - '0');
+    }
+    *out = n;
+    return n <= max;
+}
+
+// Rules for elements other than objects (each from a crash of hwloc 2.9
+// found by studying its XML import; tests/fuzz/regressions has a file for each).
+std::string check_hwloc_other_element(std::string_view tag, std::span<const XmlAttribute> attributes,
+                                      const HwlocFileFacts& facts) {
+    for (const XmlAttribute& a : attributes) {
+        // <distances2>, <distances2hetero>, 1.x <distances>: hwloc computes
+        // nbobjs * nbobjs in 32 bits; 65537 wraps and hwloc reads past its
+        // buffer, 2^31 wraps to 0 and it writes past it. The matrix's values
+        // are in the file, so nbobjs^2 cannot exceed its size either.
+        if (a.name == "nbobjs") {
+            unsigned long n = 0;
+            if (!is_count_at_most(a.raw_value, 65535, &n) || n * n > facts.text_size)
+                return "<" + std::string(tag) + " nbobjs=\"" + std::string(a.raw_value.substr(0, 40)) +
+                       "\">: more objects than the file can hold distances for";
+        }
+        // The two attributes hwloc computes itself: given values abort it.
+        if (tag == "memattr" && a.name == "name" && (a.raw_value == "Capacity" || a.raw_value == "Locality"))
+            return "<memattr name=\"" + std::string(a.raw_value) +
+                   "\">: hwloc computes this attribute itself and never writes it";
+    }
+    return {};
+}
+
+bool is_hwloc_name(std::string_view name, bool digits) {
+    if (name.empty()) return false;
+    for (char c : name)
+        if (!((c >= 'a' && c <= 'z') || c == '_' || (digits && c >= '0' && c <= '9'))) return false;
+    return true;
+}
+
+std::string check_hwloc_element(std::string_view tag, std::span<const XmlAttribute> attributes, HwlocFileFacts* facts) {
+    if (!is_hwloc_name(tag, /*digits=*/true))
+        return "element <" + std::string(tag.substr(0, 40)) + ">: hwloc reads element names of a-z, 0-9 and _ only";
+    static constexpr std::string_view kCpuSideTypes[] = {
+        "Machine", "Package", "Die", "Core", "PU", "Group", "NUMANode", "MemCache",
+        "L1Cache", "L2Cache", "L3Cache", "L4Cache", "L5Cache", "L1iCache", "L2iCache", "L3iCache",
+        "System", "Socket", "Cache",  // hwloc 1.x names, which hwloc 2 still reads
+    };
+    static constexpr std::string_view kIoTypes[] = {"Bridge", "PCIDev", "OSDev", "Misc"};
+    static constexpr std::string_view kRequiredSets[] = {"cpuset", "complete_cpuset", "nodeset", "complete_nodeset"};
+    const bool object = tag == "object";
+    std::string_view type;
+    std::optional<std::string_view> os_index;
+    unsigned sets_present = 0;
+    for (const XmlAttribute& a : attributes) {
+        if (!is_hwloc_name(a.name, /*digits=*/false))
+            return "attribute " + std::string(a.name.substr(0, 40)) + " of <" + std::string(tag.substr(0, 40)) +
+                   ">: hwloc reads attribute names of a-z and _ only";
+        if (a.name == "type") type = a.raw_value;
+        if (a.name == "os_index") os_index = a.raw_value;
+        // The sets of every element: <cpukind cpuset>, <memattr_value
+        // initiator_cpuset> too (the fuzzer made hwloc_bitmap_sscanf assert
+        // on a cpukind's "5x00000303").
+        if (a.name.ends_with("cpuset") || a.name.ends_with("nodeset")) {
+            if (!is_hwloc_bitmap(a.raw_value))
+                return "attribute " + std::string(a.name) + "=\"" + std::string(a.raw_value.substr(0, 40)) + "\"" +
+                       (object ? "" : " of <" + std::string(tag.substr(0, 40)) + ">") + " is not an hwloc bitmap";
+            for (unsigned i = 0; i < std::size(kRequiredSets); ++i)
+                if (a.name == kRequiredSets[i]) sets_present |= 1u << i;
+        }
+    }
+    if (!object) return check_hwloc_other_element(tag, attributes, *facts);
+    if (type.empty()) return "an <object> without a type";
+    auto in = [&](const auto& list) { return std::find(std::begin(list), std::end(list), type) != std::end(list); };
+    // The first object is the root. hwloc drops a root it cannot use (a PCI
+    // device whose bus id it cannot read, a 1.x cache without a depth) and
+    // then inserts the root's children under nothing: it crashes (2.x) or
+    // asserts (1.x). hwloc writes a Machine (1.x: System, or a NUMA node).
+    if (facts->objects++ == 0) {
+        if (!(type == "Machine" || type == "System" || (facts->v1_format && type == "NUMANode")))
+            return "its root object is a " + std::string(type.substr(0, 40)) + ", not a Machine";
+        for (const XmlAttribute& a : attributes) {
+            if (a.name == "cpuset") facts->root_cpuset = a.raw_value;
+            if (a.name == "nodeset") facts->root_nodeset = a.raw_value;
+            if (a.name == "allowed_cpuset") facts->root_allowed_cpuset = a.raw_value;
+            if (a.name == "allowed_nodeset") facts->root_allowed_nodeset = a.raw_value;
+        }
+    }
+    if (in(kIoTypes)) return {};
+    if (!in(kCpuSideTypes)) return "an <object> of unknown type \"" + std::string(type.substr(0, 40)) + "\"";
+    if (type == "NUMANode") ++facts->numa_nodes;
+    if (type == "MemCache") ++facts->memory_side_caches;
+    for (unsigned i = 0; i < std::size(kRequiredSets); ++i)
+        if (!(sets_present & (1u << i)))
+            return "an <object type=\"" + std::string(type) + "\"> without its " + std::string(kRequiredSets[i]);
+    // hwloc sets bit os_index of a PU or NUMA node in its bitmaps: without
+    // one (hwloc then uses 2^32-1) or with a huge one, a file of a few KB
+    // makes hwloc allocate and clear 512 MB per object (found by fuzzing).
+    if (type == "PU" || type == "NUMANode") {
+        if (!os_index) return "an <object type=\"" + std::string(type) + "\"> without its os_index";
+        if (!is_small_index(*os_index))
+            return "an <object type=\"" + std::string(type) + "\"> with os_index=\"" +
+                   std::string(os_index->substr(0, 40)) + "\" (an OS index below " +
+                   std::to_string(kMaxOsIndex) + " was expected)";
+    }
+    return {};
+}
+
+}  // namespace
+
+Status check_hwloc_xml_text(std::string_view text, const std::string& path) {
+    std::string_view s = text;
+    if (s.starts_with("\xEF\xBB\xBF")) s.remove_prefix(3);  // UTF-8 byte order mark
+    s = skip_spaces(s);
+    if (!s.starts_with('<'))
+        return hwloc_load_error(path, "it is not XML (it does not start with '<')",
+                          "give an XML file written by `lstopo FILE.xml` or hwloc_topology_export_xml()");
+    const std::optional<std::string_view> root = skip_prolog(s);
+    if (!root || root->empty())
+        return hwloc_load_error(path, "the XML ends before its root element (truncated?)", kReexport);
+
+    constexpr std::string_view open_tag = "<topology";
+    const bool is_topology = root->starts_with(open_tag) && root->size() > open_tag.size() &&
+                             (is_space((*root)[open_tag.size()]) || (*root)[open_tag.size()] == '>' ||
+                              (*root)[open_tag.size()] == '/');
+    if (!is_topology) {
+        std::size_t name_end = 1;
+        while (name_end < root->size() && !is_space((*root)[name_end]) && (*root)[name_end] != '>' &&
+               (*root)[name_end] != '/')
+            ++name_end;
+        return hwloc_load_error(path,
+                          "it is XML but not an hwloc topology (its root element is " +
+                              std::string(root->substr(0, std::min<std::size_t>(name_end, 40))) +
+                              ">, not <topology>)",
+                          "give an XML file written by `lstopo FILE.xml`");
+    }
+
+    const std::size_t tag_end = root->find('>');
+    if (tag_end == std::string_view::npos)
+        return hwloc_load_error(path, "the file ends inside the <topology> tag (truncated?)", kReexport);
+    // Without a version attribute the file is hwloc 1.x's format, which hwloc 2 reads.
+    bool v1_format = true;
+    if (const auto version = attribute_in_tag(root->substr(0, tag_end), "version")) {
+        v1_format = false;
+        unsigned major = 0;
+        std::size_t digits = 0;
+        while (digits < version->size() && (*version)[digits] >= '0' && (*version)[digits] <= '9' && digits < 6)
+            major = major * 10 + static_cast<unsigned>((*version)[digits++] - '0');
+        const unsigned readable_major = hwloc_get_api_version() >> 16;
+        if (digits == 0 || major > readable_major) {
+            // hwloc_get_api_version() is the API's version, not the release's:
+            // only its major number says which formats the library reads.
+            const std::string reason = "its XML format version \"" + std::string(*version) +
+                                       "\" is not supported (the hwloc library used here reads formats 1.x to " +
+                                       std::to_string(readable_major) + ".x)";
+            return hwloc_load_error(path, reason,
+                              "export the topology in hwloc 2.x format (lstopo of hwloc 2.x, or a newer "
+                              "lstopo's option to write the older format)");
+        }
+    }
+
+    // A complete file ends with the root's end tag, maybe followed by comments.
+    std::string_view tail = trim_end(text);
+    while (tail.ends_with("-->")) {
+        const std::size_t open = tail.rfind("<!--");
+        if (open == std::string_view::npos) break;
+        tail = trim_end(tail.substr(0, open));
+    }
+    if (!tail.ends_with("</topology>") && !root->substr(0, tag_end + 1).ends_with("/>"))
+        return hwloc_load_error(path, "it does not end with </topology>: the file is truncated", kReexport);
+    // Last, the whole markup and what hwloc trusts in it: hwloc can crash on
+    // malformed XML, and on objects without a type or a cpuset.
+    HwlocFileFacts facts;
+    facts.v1_format = v1_format;
+    facts.text_size = text.size();
+    const auto check_element = [&facts](std::string_view tag, std::span<const XmlAttribute> attributes) {
+        return check_hwloc_element(tag, attributes, &facts);
+    };
+    if (XmlProblem problem; !is_well_formed_xml(text, &problem, check_element))
+        return hwloc_load_error(path,
+                          "it is not valid hwloc XML (line " + std::to_string(problem.line) + ", column " +
+                              std::to_string(problem.column) + ": " + problem.what + ")",
+                          kReexport);
+    // hwloc counts a memory-side cache as memory, so a file whose only memory
+    // object is one passes hwloc's "no NUMA node" test, and hwloc's guess of
+    // memory tiers then fails an assertion that aborts the process (found by
+    // fuzzing; lstopo too). The guess is off (configure_hwloc_for_files), but
+    // a user may turn it on; and hwloc always writes NUMA nodes below their
+    // memory-side caches, so such a file is broken either way.
+    if (facts.memory_side_caches > 0 && facts.numa_nodes == 0)
+        return hwloc_load_error(path,
+                          "it is not valid hwloc XML (it has a memory-side cache, <object type=\"MemCache\">, "
+                          "but no NUMA node)",
+                          kReexport);
+    // A root whose allowed sets share nothing with its sets leaves hwloc an
+    // empty topology, and hwloc 2.9 then dereferences a NULL root.
+    auto disjoint = [](std::string_view set, std::string_view allowed) {
+        if (set.empty() || allowed.empty()) return false;
+        const auto a = Cpuset::parse_hwloc_mask(set), b = Cpuset::parse_hwloc_mask(allowed);
+        return a && b && !a->empty() && !a->intersects(*b);  // infinite forms do not parse: left to hwloc
+    };
+    if (disjoint(facts.root_cpuset, facts.root_allowed_cpuset) ||
+        disjoint(facts.root_nodeset, facts.root_allowed_nodeset))
+        return hwloc_load_error(path,
+                          "it is not valid hwloc XML (the root's allowed_cpuset or allowed_nodeset shares no CPU "
+                          "or NUMA node with its cpuset or nodeset)",
+                          kReexport);
+    return Ok{};
+}
+
+}  // namespace stacksage
