@@ -185,11 +185,21 @@ std::string check_hwloc_other_element(std::string_view tag, std::span<const XmlA
     return {};
 }
 
+// Byte classes of hwloc's names: bit 1 for attribute names, bit 2 for
+// element names (a table: this runs on every name of the file).
+constexpr std::array<unsigned char, 256> kHwlocNameChars = [] {
+    std::array<unsigned char, 256> t{};
+    for (int c = 'a'; c <= 'z'; ++c) t[c] = 3;
+    t['_'] = 3;
+    for (int c = '0'; c <= '9'; ++c) t[c] = 2;
+    return t;
+}();
+
 bool is_hwloc_name(std::string_view name, bool digits) {
-    if (name.empty()) return false;
-    for (char c : name)
-        if (!((c >= 'a' && c <= 'z') || c == '_' || (digits && c >= '0' && c <= '9'))) return false;
-    return true;
+    const unsigned char need = digits ? 2 : 1;
+    unsigned char all = need;
+    for (char c : name) all &= kHwlocNameChars[static_cast<unsigned char>(c)];
+    return !name.empty() && all == need;
 }
 
 std::string check_hwloc_element(std::string_view tag, std::span<const XmlAttribute> attributes, HwlocFileFacts* facts) {
