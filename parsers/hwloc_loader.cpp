@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -145,8 +146,20 @@ Result<Model> load_hwloc_xml_text(const std::string& text, const std::string& na
     // The file is the truth: keep every object it has; I/O only on request.
     hwloc_topology_set_all_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_ALL);
     if (!options.include_io) hwloc_topology_set_io_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_NONE);
+    // hwloc's reader takes only ' ', '\t' and '\n' for white space: it
+    // refuses a file with Windows line ends, and a '\r' inside a tag makes it
+    // lose its place and crash (found by fuzzing). XML reads every '\r' as
+    // white space, and so do we: hwloc gets a copy with spaces instead
+    // (same length, so positions stay the same).
+    std::string without_cr;
+    const std::string* for_hwloc = &text;
+    if (text.find('\r') != std::string::npos) {
+        without_cr = text;
+        std::replace(without_cr.begin(), without_cr.end(), '\r', ' ');
+        for_hwloc = &without_cr;
+    }
     // The size includes the terminating NUL, as hwloc's own exports do.
-    if (hwloc_topology_set_xmlbuffer(topo.get(), text.c_str(), static_cast<int>(text.size() + 1)) < 0 ||
+    if (hwloc_topology_set_xmlbuffer(topo.get(), for_hwloc->c_str(), static_cast<int>(for_hwloc->size() + 1)) < 0 ||
         hwloc_topology_load(topo.get()) < 0) {
         const int err = errno;
         return hwloc_load_error(name,

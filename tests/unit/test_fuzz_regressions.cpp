@@ -238,6 +238,41 @@ TEST(FuzzRegressions, DeeplyNestedXmlIsRefused) {
     EXPECT_TRUE(is_well_formed_xml(ok, &problem)) << problem.what;
 }
 
+// hwloc's reader takes only ' ', '\t' and '\n' for white space: carriage
+// returns between a PU's attributes (the fuzzer's input: the KNL file with
+// "\r" x 50 after one cpuset) made it lose its place and crash (SIGSEGV in
+// hwloc_bitmap_compare_first), and it refused any file with Windows line
+// ends. hwloc now gets '\r' as spaces: both load, as the same model as the
+// file without them.
+TEST(FuzzRegressions, CarriageReturnsAreWhiteSpace) {
+    const std::string path = std::string(STACKSAGE_TEST_DATA_DIR) + "/hwloc-xml/emmett.xml";
+    const std::string text = read_file(path);
+    auto plain = load_hwloc_xml_text(text, "emmett.xml");
+    ASSERT_TRUE(plain) << plain.error().message;
+
+    std::string in_tag = text;
+    const std::size_t pu = in_tag.find("<object type=\"PU\"");
+    ASSERT_NE(pu, std::string::npos);
+    const std::size_t after_cpuset = in_tag.find("\" ", in_tag.find("cpuset=", pu)) + 1;
+    in_tag.insert(after_cpuset, std::string(50, '\r'));
+    std::string windows;
+    for (char c : text) {
+        if (c == '\n') windows += '\r';
+        windows += c;
+    }
+    const std::string fuzzed = read_file(kRegressions / "hwloc-xml-carriage-returns-in-tag.xml");
+    ASSERT_NE(fuzzed.find('\r'), std::string::npos);
+    auto knl = load_hwloc_xml_text(fuzzed, "knl.xml");  // crashed the process
+    ASSERT_TRUE(knl) << knl.error().message;
+    EXPECT_TRUE(knl->check_consistency().empty());
+    for (const std::string* variant : {&in_tag, &windows}) {
+        auto model = load_hwloc_xml_text(*variant, "cr.xml");
+        ASSERT_TRUE(model) << model.error().message;
+        EXPECT_EQ(model->component_count(), plain->component_count());
+        EXPECT_TRUE(model->check_consistency().empty());
+    }
+}
+
 // A snapshot whose attribute list loops back on itself, with a valid
 // checksum: refused, where queries used to loop forever.
 TEST(FuzzRegressions, SnapshotWithACyclicList) {
