@@ -220,6 +220,14 @@ std::string check_hwloc_element(std::string_view tag, std::span<const XmlAttribu
         if (!is_hwloc_name(a.name, /*digits=*/false))
             return "attribute " + std::string(a.name.substr(0, 40)) + " of <" + std::string(tag.substr(0, 40)) +
                    ">: hwloc reads attribute names of a-z and _ only";
+        // Likewise hwloc reads only name="value": white space around '=' or
+        // single quotes (both XML) make it lose its place and crash (found
+        // by fuzzing). Name and value are views into the text: what lies
+        // between them is exactly `="`, or something else.
+        const char* const name_end = a.name.data() + a.name.size();
+        if (a.raw_value.data() != name_end + 2 || name_end[0] != '=' || name_end[1] != '"')
+            return "attribute " + std::string(a.name.substr(0, 40)) + " of <" + std::string(tag.substr(0, 40)) +
+                   ">: hwloc reads only name=\"value\" (no white space around '=', double quotes)";
         if (a.name == "type") type = a.raw_value;
         if (a.name == "os_index") os_index = a.raw_value;
         // The sets of every element: <cpukind cpuset>, <memattr_value

@@ -20,6 +20,7 @@ struct XmlProblem {
     std::string what;                  // e.g. "attribute value is not closed"
 };
 
+// Views into the checked text (so a check may look at what lies between).
 struct XmlAttribute {
     std::string_view name;
     std::string_view raw_value;  // between the quotes, references not expanded

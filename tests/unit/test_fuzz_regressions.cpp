@@ -273,6 +273,32 @@ TEST(FuzzRegressions, CarriageReturnsAreWhiteSpace) {
     }
 }
 
+// White space between an attribute's name and '=' (the fuzzer's input: a
+// PU of the 2-socket Intel file with `complete_cpuset   ="..."`), after
+// '=', or single quotes: XML allows each, hwloc's reader does not, loses its
+// place and crashes (SIGSEGV; lstopo too). Refused with the line.
+TEST(FuzzRegressions, HwlocXmlAttributesNotWrittenAsHwlocWritesThem) {
+    expect_hwloc_xml_refused("hwloc-xml-spaces-before-equals.xml",
+                             "attribute complete_cpuset of <object>: hwloc reads only name=\"value\"");
+    const std::string text = read_file(std::string(STACKSAGE_TEST_DATA_DIR) + "/hwloc-xml/emmett.xml");
+    const std::size_t at = text.find("complete_cpuset=\"");
+    ASSERT_NE(at, std::string::npos);
+    const std::size_t value_end = text.find('"', at + 17);
+    for (int variant = 0; variant < 2; ++variant) {
+        std::string bad = text;
+        if (variant == 0) {
+            bad.insert(at + 16, " ");  // complete_cpuset= "..."
+        } else {
+            bad[at + 16] = '\'';  // complete_cpuset='...'
+            bad[value_end] = '\'';
+        }
+        auto model = load_hwloc_xml_text(bad, "quotes.xml");
+        ASSERT_FALSE(model) << variant;
+        EXPECT_NE(model.error().message.find("hwloc reads only name=\"value\""), std::string::npos)
+            << model.error().message;
+    }
+}
+
 // A snapshot whose attribute list loops back on itself, with a valid
 // checksum: refused, where queries used to loop forever.
 TEST(FuzzRegressions, SnapshotWithACyclicList) {
