@@ -8,6 +8,10 @@
 
 #include <hwloc.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <algorithm>
 #include <array>
 #include <optional>
@@ -142,6 +146,7 @@ struct HwlocFileFacts {
     // Given before the scan.
     bool v1_format = false;      // no version attribute: hwloc 1.x's format
     std::size_t text_size = 0;
+    const char* text_end = nullptr;  // one past the text's last byte
     // Gathered by the scan.
     std::size_t objects = 0;
     std::size_t numa_nodes = 0;
@@ -195,29 +200,96 @@ constexpr std::array<unsigned char, 256> kHwlocNameChars = [] {
     return t;
 }();
 
-bool is_hwloc_name(std::string_view name, bool digits) {
+// `text_end`: the end of the text `name` lies in, so whole 16-byte blocks
+// may be read past the name's end (names are a third of a file's bytes).
+bool is_hwloc_name(std::string_view name, bool digits, const char* text_end) {
+    if (name.empty()) return false;
+    const char* p = name.data();
+    std::size_t n = name.size();
+#if defined(__SSE2__)
+    for (; n > 0 && p + 16 <= text_end; p += 16, n -= std::min<std::size_t>(n, 16)) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        // Signed compares: each range shifted to start at -128.
+        __m128i ok = _mm_or_si128(
+            _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8(static_cast<char>(0x80 - 'a'))),
+                           _mm_set1_epi8(static_cast<char>(-128 + 26))),
+            _mm_cmpeq_epi8(v, _mm_set1_epi8('_')));
+        if (digits)
+            ok = _mm_or_si128(ok, _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8(static_cast<char>(0x80 - '0'))),
+                                                 _mm_set1_epi8(static_cast<char>(-128 + 10))));
+        const unsigned want = n >= 16 ? 0xffffu : (1u << n) - 1;
+        if ((static_cast<unsigned>(_mm_movemask_epi8(ok)) & want) != want) return false;
+        if (n <= 16) return true;
+    }
+#endif
     const unsigned char need = digits ? 2 : 1;
     unsigned char all = need;
-    for (char c : name) all &= kHwlocNameChars[static_cast<unsigned char>(c)];
-    return !name.empty() && all == need;
+    for (; n > 0; ++p, --n) all &= kHwlocNameChars[static_cast<unsigned char>(*p)];
+    return all == need;
+}
+
+// What an object's type attribute names: where it belongs in the rules.
+enum class HwlocTypeClass { kUnknown, kIo, kCpuSide, kNumaNode, kMemCache, kPu, kMachine, kSystem };
+
+// Exact type names as hwloc writes them (hwloc_type_sscanf would take "Ma"
+// for Machine). A switch on the length: this runs for every object.
+HwlocTypeClass classify_hwloc_type(std::string_view t) {
+    using enum HwlocTypeClass;
+    switch (t.size()) {
+        case 2: return t == "PU" ? kPu : kUnknown;
+        case 3: return t == "Die" ? kCpuSide : kUnknown;
+        case 4:
+            if (t == "Core") return kCpuSide;
+            if (t == "Misc") return kIo;
+            return kUnknown;
+        case 5:
+            if (t == "Group" || t == "Cache") return kCpuSide;  // Cache: hwloc 1.x
+            if (t == "OSDev") return kIo;
+            return kUnknown;
+        case 6:
+            if (t == "Socket") return kCpuSide;  // hwloc 1.x
+            if (t == "System") return kSystem;   // hwloc 1.x
+            if (t == "Bridge" || t == "PCIDev") return kIo;
+            return kUnknown;
+        case 7:
+            if (t == "Machine") return kMachine;
+            if (t == "Package") return kCpuSide;
+            if (t[0] == 'L' && t[1] >= '1' && t[1] <= '5' && t.substr(2) == "Cache") return kCpuSide;
+            return kUnknown;
+        case 8:
+            if (t == "NUMANode") return kNumaNode;
+            if (t == "MemCache") return kMemCache;
+            if (t[0] == 'L' && t[1] >= '1' && t[1] <= '3' && t.substr(2) == "iCache") return kCpuSide;
+            return kUnknown;
+        default: return kUnknown;
+    }
+}
+
+// Bit of each set hwloc always writes for CPU-side and memory objects, or 0.
+constexpr std::string_view kRequiredSets[] = {"cpuset", "complete_cpuset", "nodeset", "complete_nodeset"};
+constexpr unsigned kAllRequiredSets = 0xf;
+unsigned required_set_bit(std::string_view name) {
+    for (unsigned i = 0; i < std::size(kRequiredSets); ++i)
+        if (name == kRequiredSets[i]) return 1u << i;
+    return 0;
+}
+
+// Any attribute holding a set: "cpuset", "complete_nodeset",
+// "initiator_cpuset"... (the names end with cpuset or nodeset).
+bool is_set_attribute(std::string_view name) {
+    if (name.size() < 6 || name.back() != 't') return false;
+    return name.ends_with("cpuset") || name.ends_with("nodeset");
 }
 
 std::string check_hwloc_element(std::string_view tag, std::span<const XmlAttribute> attributes, HwlocFileFacts* facts) {
-    if (!is_hwloc_name(tag, /*digits=*/true))
+    if (!is_hwloc_name(tag, /*digits=*/true, facts->text_end))
         return "element <" + std::string(tag.substr(0, 40)) + ">: hwloc reads element names of a-z, 0-9 and _ only";
-    static constexpr std::string_view kCpuSideTypes[] = {
-        "Machine", "Package", "Die", "Core", "PU", "Group", "NUMANode", "MemCache",
-        "L1Cache", "L2Cache", "L3Cache", "L4Cache", "L5Cache", "L1iCache", "L2iCache", "L3iCache",
-        "System", "Socket", "Cache",  // hwloc 1.x names, which hwloc 2 still reads
-    };
-    static constexpr std::string_view kIoTypes[] = {"Bridge", "PCIDev", "OSDev", "Misc"};
-    static constexpr std::string_view kRequiredSets[] = {"cpuset", "complete_cpuset", "nodeset", "complete_nodeset"};
     const bool object = tag == "object";
     std::string_view type;
     std::optional<std::string_view> os_index;
     unsigned sets_present = 0;
     for (const XmlAttribute& a : attributes) {
-        if (!is_hwloc_name(a.name, /*digits=*/false))
+        if (!is_hwloc_name(a.name, /*digits=*/false, facts->text_end))
             return "attribute " + std::string(a.name.substr(0, 40)) + " of <" + std::string(tag.substr(0, 40)) +
                    ">: hwloc reads attribute names of a-z and _ only";
         // Likewise hwloc reads only name="value": white space around '=' or
@@ -228,28 +300,28 @@ std::string check_hwloc_element(std::string_view tag, std::span<const XmlAttribu
         if (a.raw_value.data() != name_end + 2 || name_end[0] != '=' || name_end[1] != '"')
             return "attribute " + std::string(a.name.substr(0, 40)) + " of <" + std::string(tag.substr(0, 40)) +
                    ">: hwloc reads only name=\"value\" (no white space around '=', double quotes)";
-        if (a.name == "type") type = a.raw_value;
-        if (a.name == "os_index") os_index = a.raw_value;
+        if (a.name.size() == 4 && a.name == "type") type = a.raw_value;
+        else if (a.name.size() == 8 && a.name == "os_index") os_index = a.raw_value;
         // The sets of every element: <cpukind cpuset>, <memattr_value
         // initiator_cpuset> too (the fuzzer made hwloc_bitmap_sscanf assert
         // on a cpukind's "5x00000303").
-        if (a.name.ends_with("cpuset") || a.name.ends_with("nodeset")) {
+        else if (is_set_attribute(a.name)) {
             if (!is_hwloc_bitmap(a.raw_value))
                 return "attribute " + std::string(a.name) + "=\"" + std::string(a.raw_value.substr(0, 40)) + "\"" +
                        (object ? "" : " of <" + std::string(tag.substr(0, 40)) + ">") + " is not an hwloc bitmap";
-            for (unsigned i = 0; i < std::size(kRequiredSets); ++i)
-                if (a.name == kRequiredSets[i]) sets_present |= 1u << i;
+            sets_present |= required_set_bit(a.name);
         }
     }
     if (!object) return check_hwloc_other_element(tag, attributes, *facts);
     if (type.empty()) return "an <object> without a type";
-    auto in = [&](const auto& list) { return std::find(std::begin(list), std::end(list), type) != std::end(list); };
+    const HwlocTypeClass type_class = classify_hwloc_type(type);
     // The first object is the root. hwloc drops a root it cannot use (a PCI
     // device whose bus id it cannot read, a 1.x cache without a depth) and
     // then inserts the root's children under nothing: it crashes (2.x) or
     // asserts (1.x). hwloc writes a Machine (1.x: System, or a NUMA node).
     if (facts->objects++ == 0) {
-        if (!(type == "Machine" || type == "System" || (facts->v1_format && type == "NUMANode")))
+        if (!(type_class == HwlocTypeClass::kMachine || type_class == HwlocTypeClass::kSystem ||
+              (facts->v1_format && type_class == HwlocTypeClass::kNumaNode)))
             return "its root object is a " + std::string(type.substr(0, 40)) + ", not a Machine";
         for (const XmlAttribute& a : attributes) {
             if (a.name == "cpuset") facts->root_cpuset = a.raw_value;
@@ -258,17 +330,22 @@ std::string check_hwloc_element(std::string_view tag, std::span<const XmlAttribu
             if (a.name == "allowed_nodeset") facts->root_allowed_nodeset = a.raw_value;
         }
     }
-    if (in(kIoTypes)) return {};
-    if (!in(kCpuSideTypes)) return "an <object> of unknown type \"" + std::string(type.substr(0, 40)) + "\"";
-    if (type == "NUMANode") ++facts->numa_nodes;
-    if (type == "MemCache") ++facts->memory_side_caches;
-    for (unsigned i = 0; i < std::size(kRequiredSets); ++i)
-        if (!(sets_present & (1u << i)))
-            return "an <object type=\"" + std::string(type) + "\"> without its " + std::string(kRequiredSets[i]);
+    switch (type_class) {
+        case HwlocTypeClass::kIo: return {};
+        case HwlocTypeClass::kUnknown:
+            return "an <object> of unknown type \"" + std::string(type.substr(0, 40)) + "\"";
+        case HwlocTypeClass::kNumaNode: ++facts->numa_nodes; break;
+        case HwlocTypeClass::kMemCache: ++facts->memory_side_caches; break;
+        default: break;
+    }
+    if (sets_present != kAllRequiredSets)
+        for (unsigned i = 0; i < std::size(kRequiredSets); ++i)
+            if (!(sets_present & (1u << i)))
+                return "an <object type=\"" + std::string(type) + "\"> without its " + std::string(kRequiredSets[i]);
     // hwloc sets bit os_index of a PU or NUMA node in its bitmaps: without
     // one (hwloc then uses 2^32-1) or with a huge one, a file of a few KB
     // makes hwloc allocate and clear 512 MB per object (found by fuzzing).
-    if (type == "PU" || type == "NUMANode") {
+    if (type_class == HwlocTypeClass::kPu || type_class == HwlocTypeClass::kNumaNode) {
         if (!os_index) return "an <object type=\"" + std::string(type) + "\"> without its os_index";
         if (!is_small_index(*os_index))
             return "an <object type=\"" + std::string(type) + "\"> with os_index=\"" +
@@ -345,6 +422,7 @@ Status check_hwloc_xml_text(std::string_view text, const std::string& path) {
     HwlocFileFacts facts;
     facts.v1_format = v1_format;
     facts.text_size = text.size();
+    facts.text_end = text.data() + text.size();
     const auto check_element = [&facts](std::string_view tag, std::span<const XmlAttribute> attributes) {
         return check_hwloc_element(tag, attributes, &facts);
     };

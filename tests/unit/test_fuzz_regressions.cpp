@@ -10,6 +10,7 @@
 
 #include "core/snapshot.hpp"
 #include "parsers/hwloc_loader.hpp"
+#include "parsers/hwloc_xml_check.hpp"
 #include "parsers/sample_file_reader.hpp"
 #include "parsers/xml_wellformed.hpp"
 
@@ -163,6 +164,41 @@ TEST(FuzzRegressions, NamesHwlocCannotReadAreRefused) {
     // hwloc's own names, digits in element names included, still load.
     auto model = load_hwloc_xml_text(text, "emmett.xml");
     EXPECT_TRUE(model) << model.error().message;
+}
+
+// The name rule reads 16 bytes at a time: a byte hwloc cannot read is
+// found at every place of names of every length (across a block's end),
+// and names of hwloc's bytes alone still pass.
+TEST(FuzzRegressions, NameRuleHoldsAtEveryLengthAndPlace) {
+    const std::string text = read_file(std::string(STACKSAGE_TEST_DATA_DIR) + "/hwloc-xml/emmett.xml");
+    const std::size_t machine = text.find("<object type=\"Machine\"");
+    ASSERT_NE(machine, std::string::npos);
+    const std::size_t after = text.find('>', machine) + 1;
+    for (std::size_t length = 1; length <= 40; ++length) {
+        const std::string good(length, 'n');
+        for (const std::string& element : {"<" + good + "/>", "<info " + good + "=\"x\" value=\"y\"/>"}) {
+            std::string fine = text;
+            fine.insert(after, element);
+            EXPECT_TRUE(check_hwloc_xml_text(fine, "named.xml")) << element;
+        }
+        for (std::size_t place = 0; place < length; ++place) {
+            for (char rare : {'N', '3'}) {
+                std::string name = good;
+                name[place] = rare;
+                if (place == 0 && rare == '3') continue;  // not an XML name at all
+                std::string bad = text;
+                bad.insert(after, "<info " + name + "=\"x\" value=\"y\"/>");
+                const Status checked = check_hwloc_xml_text(bad, "named.xml");
+                ASSERT_FALSE(checked) << name;
+                EXPECT_NE(checked.error().message.find("hwloc reads attribute names"), std::string::npos)
+                    << checked.error().message;
+                if (rare == '3') continue;  // digits are fine in element names
+                bad = text;
+                bad.insert(after, "<" + name + "/>");
+                ASSERT_FALSE(check_hwloc_xml_text(bad, "named.xml")) << name;
+            }
+        }
+    }
 }
 
 // A PU's cpuset ",0x00000001,0x0": hwloc_bitmap_sscanf counts the words
