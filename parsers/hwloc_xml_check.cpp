@@ -151,8 +151,9 @@ struct HwlocFileFacts {
     std::size_t objects = 0;
     std::size_t numa_nodes = 0;
     std::size_t memory_side_caches = 0;
-    // The root object's sets and allowed sets ("" when absent).
-    std::string_view root_cpuset, root_nodeset, root_allowed_cpuset, root_allowed_nodeset;
+    // The root object's sets, complete sets and allowed sets ("" when absent).
+    std::string_view root_cpuset, root_nodeset, root_complete_cpuset, root_complete_nodeset, root_allowed_cpuset,
+        root_allowed_nodeset;
 };
 
 // A decimal count of at most `max`.
@@ -326,6 +327,8 @@ std::string check_hwloc_element(std::string_view tag, std::span<const XmlAttribu
         for (const XmlAttribute& a : attributes) {
             if (a.name == "cpuset") facts->root_cpuset = a.raw_value;
             if (a.name == "nodeset") facts->root_nodeset = a.raw_value;
+            if (a.name == "complete_cpuset") facts->root_complete_cpuset = a.raw_value;
+            if (a.name == "complete_nodeset") facts->root_complete_nodeset = a.raw_value;
             if (a.name == "allowed_cpuset") facts->root_allowed_cpuset = a.raw_value;
             if (a.name == "allowed_nodeset") facts->root_allowed_nodeset = a.raw_value;
         }
@@ -442,18 +445,30 @@ Status check_hwloc_xml_text(std::string_view text, const std::string& path) {
                           "it is not valid hwloc XML (it has a memory-side cache, <object type=\"MemCache\">, "
                           "but no NUMA node)",
                           kReexport);
-    // A root whose allowed sets share nothing with its sets leaves hwloc an
-    // empty topology, and hwloc 2.9 then dereferences a NULL root.
-    auto disjoint = [](std::string_view set, std::string_view allowed) {
-        if (set.empty() || allowed.empty()) return false;
-        const auto a = Cpuset::parse_hwloc_mask(set), b = Cpuset::parse_hwloc_mask(allowed);
-        return a && b && !a->empty() && !a->intersects(*b);  // infinite forms do not parse: left to hwloc
+    // hwloc keeps of the root's CPUs (and NUMA nodes) those that are also in
+    // its complete and allowed sets: when none is left, hwloc 2.9 prints
+    // "Topology became empty" and then dereferences a NULL root (crash; the
+    // allowed sets found by study, the complete set by the fuzzer: a root
+    // without children whose cpuset and complete_cpuset are disjoint, or
+    // share only CPUs outside allowed_cpuset). hwloc writes sets and allowed
+    // sets within the complete sets, so no file it wrote is refused.
+    auto nothing_left = [](std::string_view set, std::string_view complete, std::string_view allowed) {
+        if (set.empty()) return false;
+        std::optional<Cpuset> left = Cpuset::parse_hwloc_mask(set);
+        if (!left || left->empty()) return false;  // infinite forms do not parse: left to hwloc
+        for (const std::string_view other : {complete, allowed}) {
+            if (other.empty()) continue;
+            const std::optional<Cpuset> o = Cpuset::parse_hwloc_mask(other);
+            if (!o) return false;
+            *left &= *o;
+        }
+        return left->empty();
     };
-    if (disjoint(facts.root_cpuset, facts.root_allowed_cpuset) ||
-        disjoint(facts.root_nodeset, facts.root_allowed_nodeset))
+    if (nothing_left(facts.root_cpuset, facts.root_complete_cpuset, facts.root_allowed_cpuset) ||
+        nothing_left(facts.root_nodeset, facts.root_complete_nodeset, facts.root_allowed_nodeset))
         return hwloc_load_error(path,
-                          "it is not valid hwloc XML (the root's allowed_cpuset or allowed_nodeset shares no CPU "
-                          "or NUMA node with its cpuset or nodeset)",
+                          "it is not valid hwloc XML (the root's cpuset or nodeset shares no CPU or NUMA node "
+                          "with its complete and allowed sets)",
                           kReexport);
     return Ok{};
 }

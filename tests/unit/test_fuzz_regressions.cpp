@@ -229,6 +229,18 @@ TEST(FuzzRegressions, HwlocXmlStudyCasesAreRefused) {
     for (const auto& [file, reason] : cases) expect_hwloc_xml_refused(file, reason);
 }
 
+// A root without children whose cpuset shares no CPU with its
+// complete_cpuset (the fuzzer's file: the Machine's sets written twice, the
+// last ones disjoint), or whose CPUs in both are all outside allowed_cpuset:
+// hwloc 2.9 says "Topology became empty" and then dereferences a NULL root
+// (SIGSEGV; lstopo too). Refused by the sets.
+TEST(FuzzRegressions, HwlocXmlWhoseRootSetsLeaveNothing) {
+    expect_hwloc_xml_refused("hwloc-xml-root-cpuset-outside-complete.xml",
+                             "the root's cpuset or nodeset shares no CPU or NUMA node with its complete and allowed sets");
+    expect_hwloc_xml_refused("hwloc-xml-root-cpuset-complete-allowed-disjoint.xml",
+                             "the root's cpuset or nodeset shares no CPU or NUMA node with its complete and allowed sets");
+}
+
 // nbobjs * nbobjs is computed in 32 bits by hwloc: 65537 wraps and hwloc
 // reads past its buffer (<distances2>, <distances2hetero>), 2^31 wraps to 0
 // and the 1.x <distances> reader writes past a 0-byte buffer. The crashing

@@ -875,10 +875,12 @@ TEST(HwlocLoaderBadInput, WellFormedButRejectedByHwloc) {
 // accepted must also be read by hwloc_bitmap_sscanf. Refused: the rest, with
 // the attribute named.
 TEST(HwlocLoaderBadInput, BitmapsAreCheckedAsHwlocWritesThem) {
+    // The root's complete_cpuset is its cpuset: a root whose sets share no
+    // CPU is refused for that (HwlocXmlWhoseRootSetsLeaveNothing).
     auto topology_with_cpuset = [](const std::string& cpuset) {
         return "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n"
-               "  <object type=\"Machine\" os_index=\"0\" cpuset=\"" + cpuset +
-               "\" complete_cpuset=\"0x1\" nodeset=\"0x1\" complete_nodeset=\"0x1\">\n"
+               "  <object type=\"Machine\" os_index=\"0\" cpuset=\"" + cpuset + "\" complete_cpuset=\"" + cpuset +
+               "\" nodeset=\"0x1\" complete_nodeset=\"0x1\">\n"
                "    <object type=\"PU\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\" nodeset=\"0x1\""
                " complete_nodeset=\"0x1\"/>\n"
                "  </object>\n</topology>\n";
