@@ -5,6 +5,8 @@
 // what hwloc sees. Only facts documented in tests/data/*/SOURCES.md (CPU kinds
 // of Raptor Lake, the KNL bandwidths, mirage001's GID) are written out.
 #include <gtest/gtest.h>
+
+#include <functional>
 #include <hwloc.h>
 #include <sched.h>
 #include <sys/stat.h>
@@ -904,6 +906,38 @@ TEST(HwlocLoaderBadInput, BitmapsAreCheckedAsHwlocWritesThem) {
     }
     // The whole check on a real file passes, as the load does.
     EXPECT_TRUE(check_hwloc_xml_text(read_text(xml("emmett.xml")), "emmett.xml").ok());
+}
+
+// Every set the check lets through, hwloc reads: all strings of up to six
+// bytes over the bytes of hwloc's bitmaps and a few others. (A set hwloc
+// cannot read is kept empty: a root whose complete_cpuset was "0x,00" made
+// hwloc crash; found by fuzzing.)
+TEST(HwlocLoaderBadInput, EveryBitmapTheCheckAcceptsHwlocReads) {
+    const std::string alphabet = "0xf.,1g";
+    std::size_t accepted = 0;
+    std::string value;
+    std::function<void(std::size_t)> each = [&](std::size_t length) {
+        if (!value.empty()) {
+            const std::string text = "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n"
+                                     "  <object type=\"Machine\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\""
+                                     " nodeset=\"0x1\" complete_nodeset=\"0x1\">\n"
+                                     "    <cpukind cpuset=\"" + value + "\"/>\n  </object>\n</topology>\n";
+            if (check_hwloc_xml_text(text, "t.xml")) {
+                ++accepted;
+                hwloc_bitmap_t b = hwloc_bitmap_alloc();
+                EXPECT_EQ(hwloc_bitmap_sscanf(b, value.c_str()), 0) << "accepted \"" << value << "\"";
+                hwloc_bitmap_free(b);
+            }
+        }
+        if (length == 0) return;
+        for (char c : alphabet) {
+            value.push_back(c);
+            each(length - 1);
+            value.pop_back();
+        }
+    };
+    each(6);
+    EXPECT_GT(accepted, 1000u);  // the check still accepts what hwloc writes ("0x1", "0xf...f", ...)
 }
 
 // PUs and NUMA nodes need an OS index hwloc can hold in a bitmap: without
