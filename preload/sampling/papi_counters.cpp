@@ -85,6 +85,50 @@ bool PapiCounters::initialise() {
                 "(no hardware counters: a virtual machine, or perf_event_paranoid too high for PAPI)");
         return false;
     }
+    return counters_can_count(why);
+}
+
+// PAPI may list a preset it cannot count: on a VM whose kernel says "PMU not
+// available due to virtualization", PAPI 7 still guessed the processor's
+// events from CPUID, listed PAPI_L1_DCM, and then failed to add it to every
+// thread's event set (each thread then counted nothing). One event set,
+// here, once: keep the presets that can be added and started; say why when
+// none can.
+bool PapiCounters::counters_can_count(TextBuffer& why) {
+    int set = PAPI_NULL;
+    if (const int rc = create_eventset_(&set); rc != PAPI_OK) {
+        why.add("PAPI_create_eventset: ").add(strerror_(rc));
+        return false;
+    }
+    std::size_t kept = 0;
+    int last_error = PAPI_OK;
+    for (std::size_t i = 0; i < count_; ++i) {
+        if (const int rc = add_event_(set, codes_[i]); rc != PAPI_OK) {
+            last_error = rc;
+            continue;
+        }
+        codes_[kept] = codes_[i];
+        names_[kept] = names_[i];
+        levels_[kept] = levels_[i];
+        ++kept;
+    }
+    int start_error = PAPI_OK;
+    if (kept > 0) {
+        if (start_error = start_(set); start_error == PAPI_OK) {
+            long long values[kPapiMaxCounters] = {};
+            stop_(set, values);
+        }
+    }
+    cleanup_eventset_(set);
+    destroy_eventset_(&set);
+    if (kept == 0 || start_error != PAPI_OK) {
+        why.add("PAPI lists cache-miss presets but cannot count them here (")
+            .add(strerror_(kept == 0 ? last_error : start_error))
+            .add("): no hardware counters reachable (a virtual machine without a virtual PMU?)");
+        count_ = 0;
+        return false;
+    }
+    count_ = kept;
     ready_ = true;
     return true;
 }

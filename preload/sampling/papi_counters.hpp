@@ -11,6 +11,10 @@
 #include <cstddef>
 #include <cstdint>
 
+namespace stacksage {
+class TextBuffer;
+}
+
 namespace stacksage::sampling {
 
 inline constexpr int kPapiMaxCounters = 3;
@@ -25,7 +29,8 @@ struct PapiThreadCounters {
 
 class PapiCounters {
 public:
-    // Opens libpapi and checks which cache-miss presets exist. Call once.
+    // Opens libpapi and checks which cache-miss presets exist and can be
+    // counted (added to an event set and started). Call once.
     // \return true when at least one counter can be used; false with the
     //         reason in reason() otherwise.
     bool initialise();
@@ -44,6 +49,9 @@ public:
     void thread_stop(PapiThreadCounters& t);
 
 private:
+    // Keeps the presets an event set accepts and starts; false when none.
+    bool counters_can_count(TextBuffer& why);
+
     bool ready_ = false;
     char reason_[320] = {};
     std::size_t count_ = 0;
