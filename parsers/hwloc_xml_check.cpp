@@ -8,15 +8,13 @@
 
 #include <hwloc.h>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 #include <algorithm>
 #include <array>
 #include <optional>
 #include <span>
 #include <string>
+
+#include "parsers/byte_blocks.hpp"
 
 #include "parsers/hwloc_load_error.hpp"
 #include "parsers/xml_wellformed.hpp"
@@ -116,7 +114,7 @@ bool is_hwloc_bitmap(std::string_view v) {
         if (prefixed && p == word) return false;
         if (p == end) return true;
         if (*p != ',') return false;
-        ++p;  // hwloc writes zero words as nothing ("0x1,,0x0")
+        ++p;
     }
 }
 
@@ -168,8 +166,7 @@ private:
 struct HwlocFileFacts {
     // Given before the scan.
     bool v1_format = false;      // no version attribute: hwloc 1.x's format
-    std::size_t text_size = 0;
-    const char* text_end = nullptr;  // one past the text's last byte
+    std::string_view text;       // the whole file
     // Gathered by the scan.
     std::size_t objects = 0;
     std::size_t numa_nodes = 0;
@@ -202,7 +199,7 @@ std::string check_hwloc_other_element(std::string_view tag, std::span<const XmlA
         // are in the file, so nbobjs^2 cannot exceed its size either.
         if (a.name == "nbobjs") {
             unsigned long n = 0;
-            if (!is_count_at_most(a.raw_value, 65535, &n) || n * n > facts.text_size)
+            if (!is_count_at_most(a.raw_value, 65535, &n) || n * n > facts.text.size())
                 return "<" + std::string(tag) + " nbobjs=\"" + std::string(a.raw_value.substr(0, 40)) +
                        "\">: more objects than the file can hold distances for";
         }
@@ -224,25 +221,18 @@ constexpr std::array<unsigned char, 256> kHwlocNameChars = [] {
     return t;
 }();
 
-// `text_end`: the end of the text `name` lies in, so whole 16-byte blocks
-// may be read past the name's end (names are a third of a file's bytes).
-bool is_hwloc_name(std::string_view name, bool digits, const char* text_end) {
+// `text_end`: the end of the text `name` lies in; whole 16-byte blocks may be
+// read past the name's end, inside the text (names are a third of a file's
+// bytes).
+bool is_hwloc_name(std::string_view name, bool digits, [[maybe_unused]] const char* text_end) {
     if (name.empty()) return false;
     const char* p = name.data();
     std::size_t n = name.size();
-#if defined(__SSE2__)
+#if STACKSAGE_BYTE_BLOCKS
     for (; n > 0 && p + 16 <= text_end; p += 16, n -= std::min<std::size_t>(n, 16)) {
-        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-        // Signed compares: each range shifted to start at -128.
-        __m128i ok = _mm_or_si128(
-            _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8(static_cast<char>(0x80 - 'a'))),
-                           _mm_set1_epi8(static_cast<char>(-128 + 26))),
-            _mm_cmpeq_epi8(v, _mm_set1_epi8('_')));
-        if (digits)
-            ok = _mm_or_si128(ok, _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8(static_cast<char>(0x80 - '0'))),
-                                                 _mm_set1_epi8(static_cast<char>(-128 + 10))));
+        const unsigned ok = byte_blocks::lower_name_bytes(byte_blocks::load16(p), digits);
         const unsigned want = n >= 16 ? 0xffffu : (1u << n) - 1;
-        if ((static_cast<unsigned>(_mm_movemask_epi8(ok)) & want) != want) return false;
+        if ((ok & want) != want) return false;
         if (n <= 16) return true;
     }
 #endif
@@ -306,14 +296,15 @@ bool is_set_attribute(std::string_view name) {
 }
 
 std::string check_hwloc_element(std::string_view tag, std::span<const XmlAttribute> attributes, HwlocFileFacts* facts) {
-    if (!is_hwloc_name(tag, /*digits=*/true, facts->text_end))
+    const char* const text_end = facts->text.data() + facts->text.size();
+    if (!is_hwloc_name(tag, /*digits=*/true, text_end))
         return "element <" + std::string(tag.substr(0, 40)) + ">: hwloc reads element names of a-z, 0-9 and _ only";
     const bool object = tag == "object";
     std::string_view type;
     std::optional<std::string_view> os_index;
     unsigned sets_present = 0;
     for (const XmlAttribute& a : attributes) {
-        if (!is_hwloc_name(a.name, /*digits=*/false, facts->text_end))
+        if (!is_hwloc_name(a.name, /*digits=*/false, text_end))
             return "attribute " + std::string(a.name.substr(0, 40)) + " of <" + std::string(tag.substr(0, 40)) +
                    ">: hwloc reads attribute names of a-z and _ only";
         // Likewise hwloc reads only name="value": white space around '=' or
@@ -447,8 +438,7 @@ Status check_hwloc_xml_text(std::string_view text, const std::string& path) {
     // malformed XML, and on objects without a type or a cpuset.
     HwlocFileFacts facts;
     facts.v1_format = v1_format;
-    facts.text_size = text.size();
-    facts.text_end = text.data() + text.size();
+    facts.text = text;
     const auto check_element = [&facts](std::string_view tag, std::span<const XmlAttribute> attributes) {
         return check_hwloc_element(tag, attributes, &facts);
     };

@@ -3,9 +3,7 @@
 #include <string>
 #include <vector>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
+#include "parsers/byte_blocks.hpp"
 
 namespace stacksage {
 
@@ -13,95 +11,81 @@ namespace {
 
 // Byte classes, looked up instead of compared: the scan touches every byte.
 struct Tables {
-    bool space[256] = {}, name_start[256] = {}, name_char[256] = {}, value_stop[256] = {};
+    bool space[256] = {}, name_start[256] = {}, name_char[256] = {}, value_char[256] = {};
     constexpr Tables() {
         for (int c : {' ', '\t', '\n', '\r'}) space[c] = true;
         for (int c = 0; c < 256; ++c) {
             name_start[c] = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' || c == ':' || c >= 0x80;
             name_char[c] = name_start[c] || (c >= '0' && c <= '9') || c == '-' || c == '.';
         }
-        for (int c : {'"', '\'', '<', '&'}) value_stop[c] = true;
+        for (int c = 0; c < 256; ++c) value_char[c] = c != '"' && c != '\'' && c != '<' && c != '&';
     }
 };
 static constexpr Tables kTable{};
 
+// Each skip below returns the index of the first byte from `i` that is not
+// in its run, or n, and reads no byte past n.
+//
 // 16 bytes at a time where SSE2 is there (every x86-64): the bytes of names,
 // values and indentation are most of a file, and a table lookup per byte was
-// most of the check's time. Each function returns the index of the first
-// byte from `i` that ends the run (or n), reading no byte past n; the
-// scalar tail and the rare bytes (upper case, non-ASCII) go through the
-// tables as before.
-#if defined(__SSE2__)
-// Bit i set when byte i of `v` is one of the common name bytes, [a-z0-9_].
-inline unsigned common_name_bytes(__m128i v) {
-    // Signed compares: shift each range to start at -128, then one compare.
-    const __m128i lower = _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8(static_cast<char>(0x80 - 'a'))),
-                                         _mm_set1_epi8(static_cast<char>(-128 + 26)));
-    const __m128i digit = _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8(static_cast<char>(0x80 - '0'))),
-                                         _mm_set1_epi8(static_cast<char>(-128 + 10)));
-    const __m128i under = _mm_cmpeq_epi8(v, _mm_set1_epi8('_'));
-    return static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(lower, digit), under)));
+// most of the check's time. The blocks take the common bytes of a run; the
+// table decides from the first byte they do not take, byte by byte.
+inline std::size_t skip_by_table(const char* p, std::size_t i, std::size_t n, const bool (&in_run)[256]) {
+    while (i < n && in_run[static_cast<unsigned char>(p[i])]) ++i;
+    return i;
 }
 
-// Bit i set when byte i of `v` ends an attribute value: '"', '\'', '<', '&'.
-inline unsigned value_stop_bytes(__m128i v) {
-    const __m128i a = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\'')));
-    const __m128i b = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('<')), _mm_cmpeq_epi8(v, _mm_set1_epi8('&')));
-    return static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(a, b)));
-}
+#if STACKSAGE_BYTE_BLOCKS
+using byte_blocks::bits_of;
+using byte_blocks::Block;
+using byte_blocks::either;
+using byte_blocks::equal;
 
-inline unsigned space_bytes(__m128i v) {
-    return static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(' '))));
+// Moves *i over whole blocks whose bytes all belong to the run:
+// `block_run(block)` gives the bits of those that certainly do. True when it
+// stopped on a byte outside them, false when fewer than 16 bytes remain.
+template <typename BlockRun>
+inline bool skip_by_blocks(const char* p, std::size_t* i, std::size_t n, BlockRun block_run) {
+    for (; *i + 16 <= n; *i += 16) {
+        const unsigned run = block_run(byte_blocks::load16(p + *i));
+        if (run != 0xffff) {
+            *i += static_cast<std::size_t>(__builtin_ctz(~run));
+            return true;
+        }
+    }
+    return false;
 }
-
-inline __m128i load16(const char* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
 #endif
 
 // First index from i whose byte is not a name byte (XML's NameChar).
 inline std::size_t skip_name_bytes(const char* p, std::size_t i, std::size_t n) {
-#if defined(__SSE2__)
-    while (i + 16 <= n) {
-        const unsigned common = common_name_bytes(load16(p + i));
-        if (common != 0xffff) {
-            i += static_cast<std::size_t>(__builtin_ctz(~common));
-            break;
-        }
-        i += 16;
-    }
+#if STACKSAGE_BYTE_BLOCKS
+    // A block stops on the rare name bytes too (upper case, '-', '.', non-ASCII).
+    skip_by_blocks(p, &i, n, [](Block v) { return byte_blocks::lower_name_bytes(v, /*digits=*/true); });
 #endif
-    while (i < n && kTable.name_char[static_cast<unsigned char>(p[i])]) ++i;
-    return i;
+    return skip_by_table(p, i, n, kTable.name_char);
 }
 
 // First index from i whose byte is '"', '\'', '<' or '&'.
 inline std::size_t find_value_stop(const char* p, std::size_t i, std::size_t n) {
-#if defined(__SSE2__)
-    while (i + 16 <= n) {
-        const unsigned stops = value_stop_bytes(load16(p + i));
-        if (stops != 0) return i + static_cast<std::size_t>(__builtin_ctz(stops));
-        i += 16;
-    }
+#if STACKSAGE_BYTE_BLOCKS
+    const bool stopped = skip_by_blocks(p, &i, n, [](Block v) {
+        const Block stop = either(either(equal(v, '"'), equal(v, '\'')), either(equal(v, '<'), equal(v, '&')));
+        return ~bits_of(stop) & 0xffffu;
+    });
+    if (stopped) return i;  // the blocks know every stop byte
 #endif
-    while (i < n && !kTable.value_stop[static_cast<unsigned char>(p[i])]) ++i;
-    return i;
+    return skip_by_table(p, i, n, kTable.value_char);
 }
 
 // First index from i whose byte is not XML white space. Most runs are one
 // space (between attributes) or a line's indentation.
 inline std::size_t skip_space_bytes(const char* p, std::size_t i, std::size_t n) {
-#if defined(__SSE2__)
     if (i < n && p[i] == '\n') ++i;  // a line break, then the indentation
-    while (i + 16 <= n) {
-        const unsigned spaces = space_bytes(load16(p + i));
-        if (spaces != 0xffff) {
-            i += static_cast<std::size_t>(__builtin_ctz(~spaces));
-            break;
-        }
-        i += 16;
-    }
+#if STACKSAGE_BYTE_BLOCKS
+    skip_by_blocks(p, &i, n, [](Block v) { return bits_of(equal(v, ' ')); });  // tabs: by the table
 #endif
-    while (i < n && kTable.space[static_cast<unsigned char>(p[i])]) ++i;
-    return i;
+    return skip_by_table(p, i, n, kTable.space);
 }
 
 class Scanner {
