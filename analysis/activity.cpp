@@ -8,12 +8,16 @@ namespace stacksage {
 
 void classify_activity(FlowView& flow, const ActivityOptions& options) {
     flow.service = false;
+    flow.starved = false;
     flow.cpu_fraction = -1;
     const std::int64_t life = flow.lifetime_ns();
     if (flow.cpu_time_us < 0 || life <= 0) return;
     flow.cpu_fraction = static_cast<double>(flow.cpu_time_us) * 1000.0 / static_cast<double>(life);
-    if (life < options.min_lifetime_ns) return;
-    flow.service = flow.cpu_fraction < options.service_fraction;
+    if (life < options.min_lifetime_ns || flow.cpu_fraction >= options.service_fraction) return;
+    const double preemptions_per_s = static_cast<double>(flow.involuntary_switches) * 1e9 / static_cast<double>(life);
+    flow.starved = flow.voluntary_switches >= 0 && flow.involuntary_switches > flow.voluntary_switches &&
+                   preemptions_per_s >= options.starved_preemptions_per_s;
+    flow.service = !flow.starved;
 }
 
 std::vector<Finding> check_service_flows(const RunView& view) {

@@ -1,5 +1,6 @@
 #include "analysis/resource_centric_check.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -48,7 +49,15 @@ std::vector<Finding> check_resource_centric(const RunView& view, const std::vect
             }
             if (!load.shared.empty())
                 f.detail += "; " + describe_cpus(node, load.shared) + " may be used by several processes at once";
+            // The cost made visible: threads that got a sliver of a CPU (activity.hpp).
+            const auto starved = static_cast<std::int64_t>(
+                std::count_if(flows.begin(), flows.end(), [&](std::uint32_t i) { return view.flows[i].starved; }));
+            if (starved > 0)
+                f.detail += "; " + std::to_string(starved) +
+                            " of these threads got under a tenth of a CPU and were preempted more often than they "
+                            "blocked: they spent most of their lifetime waiting for one";
             f.figures = {{"threads", static_cast<std::int64_t>(flows.size())},
+                         {"starved_threads", starved},
                          {"processes", static_cast<std::int64_t>(processes.size())},
                          {"cores", static_cast<std::int64_t>(cores)},
                          {"cpus", static_cast<std::int64_t>(overloaded.count())},

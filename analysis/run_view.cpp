@@ -56,13 +56,14 @@ std::string describe_cpus(const NodeView& node, const Cpuset& cpus) {
 namespace {
 
 struct Keys {
-    std::optional<AttrKey> pid, ppid, tid, rank, launcher, exe, end_how, utime, stime, creator_module,
-        mpi_init_ns, topology_source, job_restricted;
+    std::optional<AttrKey> pid, ppid, tid, rank, launcher, exe, end_how, utime, stime, nvcsw, nivcsw,
+        creator_module, mpi_init_ns, topology_source, job_restricted;
     explicit Keys(const Model& m)
         : pid(m.find_key(run_keys::pid)), ppid(m.find_key(run_keys::ppid)), tid(m.find_key(run_keys::tid)),
           rank(m.find_key(run_keys::rank)), launcher(m.find_key(run_keys::launcher)),
           exe(m.find_key(run_keys::exe)), end_how(m.find_key(run_keys::end_how)),
           utime(m.find_key(run_keys::utime_us)), stime(m.find_key(run_keys::stime_us)),
+          nvcsw(m.find_key(run_keys::nvcsw)), nivcsw(m.find_key(run_keys::nivcsw)),
           creator_module(m.find_key(run_keys::creator_module)), mpi_init_ns(m.find_key(run_keys::mpi_init_ns)),
           topology_source(m.find_key(run_keys::topology_source)), job_restricted(m.find_key(kJobRestrictedKey)) {}
 };
@@ -229,6 +230,8 @@ RunView build_run_view(const Model& model, const ActivityOptions& activity) {
             f.end_ns = model.get_int(fid, keys::end_ns).value_or(p.end_ns);
             const auto u = int_attr(model, fid, k.utime), s = int_attr(model, fid, k.stime);
             if (u || s) f.cpu_time_us = u.value_or(0) + s.value_or(0);
+            f.voluntary_switches = int_attr(model, fid, k.nvcsw).value_or(-1);
+            f.involuntary_switches = int_attr(model, fid, k.nivcsw).value_or(-1);
             if (f.kind == run_keys::kind_main) {
                 f.runtime = application;
             } else if (auto r = runtime_by_module.find(f.creator_module);

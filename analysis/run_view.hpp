@@ -39,10 +39,13 @@ struct FlowView {
     std::int64_t start_ns = 0;
     std::int64_t end_ns = 0;
     std::int64_t cpu_time_us = -1; // -1: unknown
+    std::int64_t voluntary_switches = -1;    // times it blocked; -1: unknown
+    std::int64_t involuntary_switches = -1;  // times it was preempted while it could run; -1: unknown
     std::vector<AffinityInterval> intervals;  // in time order
     Cpuset placement;              // the mask held longest (see above); empty when never known
     Cpuset ran_on;                 // CPUs it was seen running on
     bool service = false;          // nearly idle for its lifetime (activity.hpp)
+    bool starved = false;          // little CPU time, but it was waiting for a CPU, not idle (activity.hpp)
     double cpu_fraction = -1;      // CPU time / lifetime; -1 when unknown
 
     std::int64_t lifetime_ns() const { return end_ns > start_ns ? end_ns - start_ns : 0; }

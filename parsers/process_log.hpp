@@ -40,6 +40,8 @@ struct ThreadRecord {
     std::string end_how;
     std::int64_t utime_us = -1;   // -1: unknown
     std::int64_t stime_us = -1;
+    std::int64_t nvcsw = -1;      // voluntary context switches (it blocked); -1: unknown
+    std::int64_t nivcsw = -1;     // involuntary ones (preempted while it could run)
     std::optional<Cpuset> attr_cpuset;
     std::vector<MaskChange> masks;  // in time order; the first is the starting mask
     int first_cpu = -1;             // the CPU it was seen on at its start; -1: unknown
@@ -65,6 +67,8 @@ struct ProcessImage {
     std::optional<std::int64_t> exit_status;
     std::int64_t utime_us = -1;     // whole process (all threads), from process_end
     std::int64_t stime_us = -1;
+    std::int64_t nvcsw = -1;        // context switches, likewise
+    std::int64_t nivcsw = -1;
     std::int64_t exec_t = -1;       // time of a successful-looking exec (the image ended there)
     std::int64_t last_event_t = -1;
     std::optional<Cpuset> cgroup_cpuset;

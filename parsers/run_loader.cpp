@@ -107,7 +107,7 @@ std::string base_name(std::string_view path) {
 // Interned keys of the run model, looked up once.
 struct RunKeys {
     AttrKey pid, ppid, tid, rank, launcher, exe, cmdline, log, end_how, end_known, exit_status, utime, stime,
-        cpu_time_derived, cgroup_cpuset, online_cpus, mpi_size, mpi_thread_level, mpi_init_ns,
+        nvcsw, nivcsw, cpu_time_derived, cgroup_cpuset, online_cpus, mpi_size, mpi_thread_level, mpi_init_ns,
         mpi_finalize_ns, seq, creator_tid, creator_module, start_module, attr_cpuset, last_cpu,
         topology_source, job_restricted, logical_index_key, hwloc_hostname;
     explicit RunKeys(Model& m)
@@ -115,7 +115,8 @@ struct RunKeys {
           rank(m.key(run_keys::rank)), launcher(m.key(run_keys::launcher)), exe(m.key(run_keys::exe)),
           cmdline(m.key(run_keys::cmdline)), log(m.key(run_keys::log_file)), end_how(m.key(run_keys::end_how)),
           end_known(m.key(run_keys::end_known)), exit_status(m.key(run_keys::exit_status)),
-          utime(m.key(run_keys::utime_us)), stime(m.key(run_keys::stime_us)),
+          utime(m.key(run_keys::utime_us)), stime(m.key(run_keys::stime_us)), nvcsw(m.key(run_keys::nvcsw)),
+          nivcsw(m.key(run_keys::nivcsw)),
           cpu_time_derived(m.key(run_keys::cpu_time_derived)), cgroup_cpuset(m.key(run_keys::cgroup_cpuset)),
           online_cpus(m.key(run_keys::online_cpus)), mpi_size(m.key(run_keys::mpi_size)),
           mpi_thread_level(m.key(run_keys::mpi_thread_level)), mpi_init_ns(m.key(run_keys::mpi_init_ns)),
@@ -577,6 +578,8 @@ private:
         if (!t.end_how.empty()) m.set_attr(flow, k.end_how, std::string_view(t.end_how));
         if (t.utime_us >= 0) m.set_attr(flow, k.utime, t.utime_us);
         if (t.stime_us >= 0) m.set_attr(flow, k.stime, t.stime_us);
+        if (t.nvcsw >= 0) m.set_attr(flow, k.nvcsw, t.nvcsw);
+        if (t.nivcsw >= 0) m.set_attr(flow, k.nivcsw, t.nivcsw);
         if (t.attr_cpuset) m.set_attr(flow, k.attr_cpuset, *t.attr_cpuset);
         if (!t.masks.empty()) m.set_attr(flow, keys::cpuset, t.masks.back().cpuset);
         ++run_.stats.flows;
@@ -614,6 +617,8 @@ private:
         if (last.exit_status) m.set_attr(p, k.exit_status, *last.exit_status);
         if (last.utime_us >= 0) m.set_attr(p, k.utime, last.utime_us);
         if (last.stime_us >= 0) m.set_attr(p, k.stime, last.stime_us);
+        if (last.nvcsw >= 0) m.set_attr(p, k.nvcsw, last.nvcsw);
+        if (last.nivcsw >= 0) m.set_attr(p, k.nivcsw, last.nivcsw);
         if (last.cgroup_cpuset) m.set_attr(p, k.cgroup_cpuset, *last.cgroup_cpuset);
         if (last.online_cpus) m.set_attr(p, k.online_cpus, *last.online_cpus);
         for (const auto& [name, value] : last.env)
@@ -634,8 +639,8 @@ private:
         main.start_t = first.start_t;
         main.end_t = last.end_t;
         main.end_how = last.end_how;
-        std::int64_t others_cpu_us = 0;
-        bool others_known = true;
+        std::int64_t others_cpu_us = 0, others_nvcsw = 0, others_nivcsw = 0;
+        bool others_known = true, others_switches_known = true;
         for (ProcessImage& im : images) {
             for (ThreadRecord& t : im.threads) {
                 if (!t.is_main) {
@@ -643,6 +648,12 @@ private:
                         others_cpu_us += t.utime_us + t.stime_us;
                     else
                         others_known = false;
+                    if (t.nvcsw >= 0 && t.nivcsw >= 0) {
+                        others_nvcsw += t.nvcsw;
+                        others_nivcsw += t.nivcsw;
+                    } else {
+                        others_switches_known = false;
+                    }
                     continue;
                 }
                 if (!t.name.empty()) main.name = t.name;
@@ -661,6 +672,11 @@ private:
             main.utime_us = std::max<std::int64_t>(0, total - others_cpu_us);
             main.stime_us = 0;
             derived = true;
+        }
+        // Likewise its context switches (the process's count all threads).
+        if (last.nvcsw >= 0 && last.nivcsw >= 0 && others_switches_known) {
+            main.nvcsw = std::max<std::int64_t>(0, last.nvcsw - others_nvcsw);
+            main.nivcsw = std::max<std::int64_t>(0, last.nivcsw - others_nivcsw);
         }
         std::unordered_map<std::int64_t, ComponentId> flow_of_tid;
         const ComponentId main_flow = add_flow(p, main, run_keys::kind_main);

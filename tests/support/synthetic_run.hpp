@@ -76,6 +76,7 @@ struct SyntheticThread {
     std::int64_t start_ns = -1;          // -1: the process's start + 1 ms
     std::int64_t end_ns = -1;            // -1: the process's end - 1 ms
     std::int64_t cpu_time_us = -1;       // -1: busy the whole lifetime
+    std::int64_t nvcsw = 1, nivcsw = 1;  // context switches: voluntary (blocked), involuntary (preempted)
     bool write_end = true;               // false: no thread_end (killed)
     std::vector<std::pair<std::int64_t, std::string>> affinity;  // (t, new mask) changes by the thread itself
 };
@@ -92,6 +93,7 @@ struct SyntheticProcess {
     std::int64_t start_ns = 1'000'000'000;
     std::int64_t end_ns = 11'000'000'000;
     std::int64_t main_cpu_time_us = -1;  // -1: busy the whole lifetime
+    std::int64_t main_nvcsw = 1, main_nivcsw = 1;
     bool write_end = true;               // false: no process_end (SIGKILL)
     bool mpi = false;                    // mpi_init and mpi_finalize events
     std::map<std::string, std::string> env;
@@ -133,7 +135,7 @@ inline std::string event_log_text(const SyntheticProcess& p) {
                        p.start_ns, json_mask(p.cpuset), 0,
                        p.cgroup_cpuset.empty() ? "null" : json_string(p.cgroup_cpuset),
                        p.online_cpus.empty() ? "null" : json_string(p.online_cpus), env, identity);
-    std::int64_t threads_cpu = 0;
+    std::int64_t threads_cpu = 0, threads_nvcsw = 0, threads_nivcsw = 0;
     std::uint64_t seq = 0;
     for (const SyntheticThread& t : p.threads) {
         const std::int64_t start = t.start_ns >= 0 ? t.start_ns : p.start_ns + 1'000'000;
@@ -161,11 +163,13 @@ inline std::string event_log_text(const SyntheticProcess& p) {
         const std::int64_t end = t.end_ns >= 0 ? t.end_ns : p.end_ns - 1'000'000;
         const std::int64_t cpu = t.cpu_time_us >= 0 ? t.cpu_time_us : (end - start) / 1000;
         threads_cpu += cpu;
+        threads_nvcsw += t.nvcsw;
+        threads_nivcsw += t.nivcsw;
         const std::string mask = !t.affinity.empty() ? t.affinity.back().second : t.cpuset.empty() ? p.cpuset : t.cpuset;
         out += head("thread_end", end, t.tid) +
                fmt::format(",\"how\":\"return\",\"seq\":1,\"cpuset\":{},\"cpu\":0,\"utime_us\":{},\"stime_us\":0,"
-                           "\"nvcsw\":1,\"nivcsw\":1,\"duration_ns\":{}}}\n",
-                           json_mask(mask), cpu, end - start);
+                           "\"nvcsw\":{},\"nivcsw\":{},\"duration_ns\":{}}}\n",
+                           json_mask(mask), cpu, t.nvcsw, t.nivcsw, end - start);
     }
     if (p.mpi)
         out += head("mpi_finalize", p.end_ns - 500'000, p.pid) +
@@ -174,10 +178,11 @@ inline std::string event_log_text(const SyntheticProcess& p) {
         const std::int64_t main_cpu =
             p.main_cpu_time_us >= 0 ? p.main_cpu_time_us : (p.end_ns - p.start_ns) / 1000;
         out += head("process_end", p.end_ns, p.pid) +
-               fmt::format(",\"how\":\"exit\",\"status\":0,\"utime_us\":{},\"stime_us\":0,\"nvcsw\":1,\"nivcsw\":1,"
+               fmt::format(",\"how\":\"exit\",\"status\":0,\"utime_us\":{},\"stime_us\":0,\"nvcsw\":{},\"nivcsw\":{},"
                            "\"minflt\":1,\"majflt\":0,\"maxrss_kb\":1000,\"threads_created\":{},\"threads_untraced\":0,"
                            "\"duration_ns\":{}}}\n",
-                           main_cpu + threads_cpu, p.threads.size(), p.end_ns - p.start_ns);
+                           main_cpu + threads_cpu, p.main_nvcsw + threads_nvcsw, p.main_nivcsw + threads_nivcsw,
+                           p.threads.size(), p.end_ns - p.start_ns);
     }
     return out;
 }

@@ -301,6 +301,50 @@ TEST(Activity, ShortOrUnknownFlowsCountAsActive) {
     EXPECT_TRUE(f.service);
 }
 
+// 32 busy threads on 2 cores each get 6 % of a CPU: they were waiting for
+// one (preempted, not blocked), so they are starved and count as load.
+TEST(Activity, PreemptedMoreThanBlockedIsStarvedNotService) {
+    FlowView f;
+    f.start_ns = 0;
+    f.end_ns = 2'000'000'000;
+    f.cpu_time_us = 125'000;  // 6 % of 2 s
+    f.voluntary_switches = 0;
+    f.involuntary_switches = 33;
+    classify_activity(f);
+    EXPECT_TRUE(f.starved);
+    EXPECT_FALSE(f.service);
+    EXPECT_NEAR(f.cpu_fraction, 0.0625, 1e-9);
+    // An MPI progress thread: it blocks (voluntary), rarely preempted.
+    f.voluntary_switches = 4000;
+    f.involuntary_switches = 12;
+    classify_activity(f);
+    EXPECT_FALSE(f.starved);
+    EXPECT_TRUE(f.service);
+    // Preempted a few times in all (during its bursts), 2.5 times a second:
+    // that is not waiting for a CPU.
+    f.voluntary_switches = 1;
+    f.involuntary_switches = 5;
+    classify_activity(f);
+    EXPECT_FALSE(f.starved);
+    EXPECT_TRUE(f.service);
+    // As many of each: not shown to wait for a CPU, so CPU time decides.
+    f.voluntary_switches = f.involuntary_switches = 5;
+    classify_activity(f);
+    EXPECT_TRUE(f.service);
+    // Switches unknown (an older log): CPU time decides.
+    f.voluntary_switches = f.involuntary_switches = -1;
+    classify_activity(f);
+    EXPECT_TRUE(f.service);
+    EXPECT_FALSE(f.starved);
+    // A busy flow is never starved, however often it was preempted.
+    f.cpu_time_us = 1'900'000;
+    f.voluntary_switches = 0;
+    f.involuntary_switches = 500;
+    classify_activity(f);
+    EXPECT_FALSE(f.starved);
+    EXPECT_FALSE(f.service);
+}
+
 // ---- check 6: runtime stacking summary ------------------------------------------------
 
 TEST(RuntimeStacking, NamesTheRuntimesAndTheCategory) {

@@ -2,6 +2,7 @@
 // job-restricted topologies, and every kind of broken input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "analysis/analyzer.hpp"
@@ -92,6 +93,50 @@ TEST(RunLoader, BuildsOneModelWithNodesProcessesFlowsAndPaths) {
     // The main thread's CPU time is what the process's total leaves.
     EXPECT_EQ(*m.get_int(flows[0], *m.find_key(run_keys::cpu_time_derived)), 1);
     EXPECT_TRUE(m.check_consistency().empty());
+}
+
+// 32 joined worker threads spinning on 2 cores: each got 6 % of a CPU and
+// was preempted, never blocked; the main thread waited in pthread_join. The
+// workers are load (the cores are over-subscribed), the main thread is a
+// service flow; the cores were not idle.
+TEST(RunLoader, StarvedThreadsAreLoadNotServiceFlows) {
+    TempDir dir;
+    SyntheticRun run(dir.path());
+    run.write_run_json(R"(["./spin","32"])");
+    run.add_host("n01", "pack:1 core:2 pu:1");
+    SyntheticProcess p = busy_process("n01", 100, -1, 33, "0-1");
+    p.main_cpu_time_us = 2'000;
+    p.main_nvcsw = 32;
+    p.main_nivcsw = 1;
+    for (SyntheticThread& t : p.threads) {
+        t.cpu_time_us = 600'000;  // 6 % of 10 s
+        t.nvcsw = 0;
+        t.nivcsw = 160;
+    }
+    run.add_process(p);
+    LoadedRun r = load(dir);
+    const Model& m = r.model;
+    const auto flows = m.children(m.components_of_type(ComponentType::Process).front());
+    ASSERT_EQ(flows.size(), 33u);
+    // The main thread's switches are what the process's total leaves.
+    EXPECT_EQ(*m.get_int(flows[0], *m.find_key(run_keys::nvcsw)), 32);
+    EXPECT_EQ(*m.get_int(flows[0], *m.find_key(run_keys::nivcsw)), 1);
+    EXPECT_EQ(*m.get_int(flows[1], *m.find_key(run_keys::nivcsw)), 160);
+    const AnalysisResult a = analyze(r.model);
+    ASSERT_EQ(a.nodes.size(), 1u);
+    EXPECT_EQ(a.nodes[0].service_threads, 1u);
+    const Finding* overloaded = nullptr;
+    for (const Finding& f : a.findings) {
+        EXPECT_NE(f.code, "idle-resources") << f.message;
+        if (f.code == "overloaded-resources") overloaded = &f;
+    }
+    ASSERT_NE(overloaded, nullptr);
+    const auto starved = std::find_if(overloaded->figures.begin(), overloaded->figures.end(),
+                                      [](const auto& figure) { return figure.first == "starved_threads"; });
+    ASSERT_NE(starved, overloaded->figures.end());
+    EXPECT_EQ(starved->second, 32);
+    EXPECT_NE(overloaded->detail.find("32 of these threads got under a tenth of a CPU"), std::string::npos)
+        << overloaded->detail;
 }
 
 // A host whose processes published topology.snap is mapped from it: no XML

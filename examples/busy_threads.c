@@ -1,0 +1,43 @@
+/* Plain pthreads that compute for a while and are joined: with more threads
+ * than CPUs, each gets a small share of one and waits for it the rest of
+ * the time (starved, not idle). The main thread only creates and joins.
+ * Usage: busy_threads [threads] [seconds]    (default 24 threads, 1 s) */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static double seconds = 1.0;
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void* compute(void* arg) {
+    (void)arg;
+    const double end = now() + seconds;
+    volatile double sum = 0;
+    while (now() < end)
+        for (int i = 1; i <= 1000; ++i) sum += 1.0 / i;
+    return NULL;
+}
+
+int main(int argc, char** argv) {
+    const int count = argc > 1 ? atoi(argv[1]) : 24;
+    if (argc > 2) seconds = atof(argv[2]);
+    if (count < 1 || count > 1024 || seconds <= 0) {
+        fprintf(stderr, "usage: busy_threads [threads 1-1024] [seconds > 0]\n");
+        return 2;
+    }
+    pthread_t* threads = calloc((size_t)count, sizeof *threads);
+    if (threads == NULL) return 1;
+    int created = 0;
+    for (; created < count; ++created)
+        if (pthread_create(&threads[created], NULL, compute, NULL) != 0) break;
+    for (int i = 0; i < created; ++i) pthread_join(threads[i], NULL);
+    free(threads);
+    printf("busy_threads: %d threads computed for %.2f s\n", created, seconds);
+    return created == count ? 0 : 1;
+}
