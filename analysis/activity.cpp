@@ -20,6 +20,10 @@ void classify_activity(FlowView& flow, const ActivityOptions& options) {
     flow.service = !flow.starved;
 }
 
+std::string_view activity_state(const FlowView& flow) {
+    return flow.service ? "service" : flow.starved ? "starved" : "active";
+}
+
 std::vector<Finding> check_service_flows(const RunView& view) {
     std::vector<Finding> out;
     for (const NodeView& node : view.nodes) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "analysis/finding.hpp"
@@ -42,6 +43,10 @@ struct ActivityOptions {
 // was waiting for a CPU, not idle: it is starved, and active. Where the
 // switches are unknown, CPU time alone decides.
 void classify_activity(FlowView& flow, const ActivityOptions& options = {});
+
+// "service", "starved" or "active": a classified flow's state, as the HTML
+// report and the Perfetto trace show it.
+std::string_view activity_state(const FlowView& flow);
 
 // One info finding per node that has service flows, listing them.
 //

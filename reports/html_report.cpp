@@ -7,6 +7,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "analysis/activity.hpp"
 #include "analysis/memory_heatmap.hpp"
 #include "analysis/run_view.hpp"
 #include "parsers/memory_access_paths.hpp"
@@ -338,7 +339,7 @@ nlohmann::json html_report_data(const ReportData& data, const Model& model) {
         json intervals = json::array();
         for (const AffinityInterval& i : f.intervals) intervals.push_back({i.start_ns, i.end_ns, i.cpuset.to_list_string()});
         flows.push_back({f.process, f.tid, std::string(f.name), f.runtime, std::string(f.kind), f.start_ns, f.end_ns,
-                         f.cpu_time_us, f.service ? "service" : "active", f.placement.to_list_string(), std::move(intervals)});
+                         f.cpu_time_us, std::string(activity_state(f)), f.placement.to_list_string(), std::move(intervals)});
     }
     doc["flows"] = std::move(flows);
 

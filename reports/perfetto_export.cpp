@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "analysis/activity.hpp"
 #include "analysis/run_view.hpp"
 
 namespace stacksage {
@@ -41,7 +42,7 @@ nlohmann::json perfetto_trace(const Model& model) {
                          {"kind", std::string(f.kind)},
                          {"cpuset", f.placement.to_list_string()},
                          {"cpu_time_us", f.cpu_time_us},
-                         {"state", f.service ? "service" : "active"}};
+                         {"state", std::string(activity_state(f))}};
             events.push_back({{"ph", "X"},
                               {"name", tname},
                               {"cat", rt.name},

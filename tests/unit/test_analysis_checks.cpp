@@ -313,6 +313,7 @@ TEST(Activity, PreemptedMoreThanBlockedIsStarvedNotService) {
     classify_activity(f);
     EXPECT_TRUE(f.starved);
     EXPECT_FALSE(f.service);
+    EXPECT_EQ(activity_state(f), "starved");
     EXPECT_NEAR(f.cpu_fraction, 0.0625, 1e-9);
     // An MPI progress thread: it blocks (voluntary), rarely preempted.
     f.voluntary_switches = 4000;
@@ -320,6 +321,7 @@ TEST(Activity, PreemptedMoreThanBlockedIsStarvedNotService) {
     classify_activity(f);
     EXPECT_FALSE(f.starved);
     EXPECT_TRUE(f.service);
+    EXPECT_EQ(activity_state(f), "service");
     // Preempted a few times in all (during its bursts), 2.5 times a second:
     // that is not waiting for a CPU.
     f.voluntary_switches = 1;
@@ -343,6 +345,7 @@ TEST(Activity, PreemptedMoreThanBlockedIsStarvedNotService) {
     classify_activity(f);
     EXPECT_FALSE(f.starved);
     EXPECT_FALSE(f.service);
+    EXPECT_EQ(activity_state(f), "active");
 }
 
 // ---- check 6: runtime stacking summary ------------------------------------------------

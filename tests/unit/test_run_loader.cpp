@@ -10,6 +10,7 @@
 #include "parsers/hwloc_loader.hpp"
 #include "parsers/run_loader.hpp"
 #include "parsers/run_model_keys.hpp"
+#include "reports/perfetto_export.hpp"
 #include "reports/text_report.hpp"
 #include "tests/support/synthetic_run.hpp"
 
@@ -137,6 +138,12 @@ TEST(RunLoader, StarvedThreadsAreLoadNotServiceFlows) {
     EXPECT_EQ(starved->second, 32);
     EXPECT_NE(overloaded->detail.find("32 of these threads got under a tenth of a CPU"), std::string::npos)
         << overloaded->detail;
+    // The trace shows each worker's state.
+    std::size_t starved_tracks = 0;
+    const nlohmann::json trace = perfetto_trace(r.model);
+    for (const auto& e : trace["traceEvents"])
+        if (e["ph"] == "X" && e["args"]["state"] == "starved") ++starved_tracks;
+    EXPECT_EQ(starved_tracks, 32u);
 }
 
 // A host whose processes published topology.snap is mapped from it: no XML
