@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "analysis/activity.hpp"
+#include "core/saturating.hpp"
 #include "parsers/hwloc_loader.hpp"
 #include "parsers/run_model_keys.hpp"
 
@@ -229,7 +230,7 @@ RunView build_run_view(const Model& model, const ActivityOptions& activity) {
             f.start_ns = model.get_int(fid, keys::start_ns).value_or(p.start_ns);
             f.end_ns = model.get_int(fid, keys::end_ns).value_or(p.end_ns);
             const auto u = int_attr(model, fid, k.utime), s = int_attr(model, fid, k.stime);
-            if (u || s) f.cpu_time_us = u.value_or(0) + s.value_or(0);
+            if (u || s) f.cpu_time_us = add_saturating(u.value_or(0), s.value_or(0));
             f.voluntary_switches = int_attr(model, fid, k.nvcsw).value_or(-1);
             f.involuntary_switches = int_attr(model, fid, k.nivcsw).value_or(-1);
             if (f.kind == run_keys::kind_main) {

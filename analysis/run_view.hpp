@@ -48,7 +48,13 @@ struct FlowView {
     bool starved = false;          // little CPU time, but it was waiting for a CPU, not idle (activity.hpp)
     double cpu_fraction = -1;      // CPU time / lifetime; -1 when unknown
 
-    std::int64_t lifetime_ns() const { return end_ns > start_ns ? end_ns - start_ns : 0; }
+    // end - start (0 when the end is not after the start), held at INT64_MAX:
+    // a model read from a file may hold any times.
+    std::int64_t lifetime_ns() const {
+        if (end_ns <= start_ns) return 0;
+        const std::uint64_t d = static_cast<std::uint64_t>(end_ns) - static_cast<std::uint64_t>(start_ns);
+        return d > static_cast<std::uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<std::int64_t>(d);
+    }
 };
 
 struct ProcessView {

@@ -150,6 +150,10 @@ Result<EventLogSummary> parse_event_log(std::string_view text, const std::string
                            "not a stacksage event (one of \"v\", \"ev\", \"t\", \"pid\", \"tid\" is "
                            "missing or of the wrong type)");
         }
+        if (*t < 0) {
+            ++summary.negative_time_events;
+            continue;
+        }
         ev.version = static_cast<int>(*v);
         ev.name = *name_field;
         ev.t = *t;

@@ -50,6 +50,10 @@ struct EventLogSummary {
     // were copying their lines into the log's mapping): ignored.
     std::size_t torn_lines = 0;
     std::size_t truncated_events = 0;
+    // Events whose "t" is negative (the recorder writes CLOCK_MONOTONIC
+    // nanoseconds, never negative): skipped, so that no time difference
+    // in the analysis can overflow.
+    std::size_t negative_time_events = 0;
     int newest_version = 0;         // highest "v" seen
     std::map<std::string, std::size_t, std::less<>> unknown_events;  // name -> count, skipped
 };

@@ -20,6 +20,7 @@
 #include "parsers/hwloc_loader.hpp"
 #include "parsers/memory_access_paths.hpp"
 #include "core/model_copy.hpp"
+#include "core/saturating.hpp"
 #include "core/snapshot.hpp"
 #include "parsers/process_log.hpp"
 #include "parsers/run_model_keys.hpp"
@@ -354,6 +355,11 @@ private:
                      "written with event-log schema " + std::to_string(image.summary.newest_version) +
                          " (this stacksage reads " + std::to_string(kEventLogSchemaVersion) +
                          "); read as far as the fields it knows");
+            if (image.summary.negative_time_events > 0)
+                note(LoadNote::Level::Warning, file,
+                     std::to_string(image.summary.negative_time_events) +
+                         " event(s) with a negative time (\"t\") were skipped: the recorder never writes one, so "
+                         "the file was altered after the run");
             if (image.summary.truncated_events > 0)
                 note(LoadNote::Level::Info, file,
                      std::to_string(image.summary.truncated_events) +
@@ -645,12 +651,12 @@ private:
             for (ThreadRecord& t : im.threads) {
                 if (!t.is_main) {
                     if (t.utime_us >= 0 && t.stime_us >= 0)
-                        others_cpu_us += t.utime_us + t.stime_us;
+                        others_cpu_us = add_saturating(others_cpu_us, add_saturating(t.utime_us, t.stime_us));
                     else
                         others_known = false;
                     if (t.nvcsw >= 0 && t.nivcsw >= 0) {
-                        others_nvcsw += t.nvcsw;
-                        others_nivcsw += t.nivcsw;
+                        others_nvcsw = add_saturating(others_nvcsw, t.nvcsw);
+                        others_nivcsw = add_saturating(others_nivcsw, t.nivcsw);
                     } else {
                         others_switches_known = false;
                     }
@@ -668,14 +674,14 @@ private:
         // what the others do not account for is the main thread's.
         bool derived = false;
         if (last.utime_us >= 0 && last.stime_us >= 0 && others_known) {
-            const std::int64_t total = last.utime_us + last.stime_us;
-            main.utime_us = std::max<std::int64_t>(0, total - others_cpu_us);
+            const std::int64_t total = add_saturating(last.utime_us, last.stime_us);
+            main.utime_us = std::max<std::int64_t>(0, total - others_cpu_us);  // both >= 0: no overflow
             main.stime_us = 0;
             derived = true;
         }
         // Likewise its context switches (the process's count all threads).
         if (last.nvcsw >= 0 && last.nivcsw >= 0 && others_switches_known) {
-            main.nvcsw = std::max<std::int64_t>(0, last.nvcsw - others_nvcsw);
+            main.nvcsw = std::max<std::int64_t>(0, last.nvcsw - others_nvcsw);  // both >= 0
             main.nivcsw = std::max<std::int64_t>(0, last.nivcsw - others_nivcsw);
         }
         std::unordered_map<std::int64_t, ComponentId> flow_of_tid;

@@ -1,6 +1,8 @@
 // Each check on hand-built run models (tests/support/run_model_builder.hpp).
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "analysis/activity.hpp"
 #include "analysis/analyzer.hpp"
 #include "analysis/flow_centric_check.hpp"
@@ -299,6 +301,21 @@ TEST(Activity, ShortOrUnknownFlowsCountAsActive) {
     f.cpu_time_us = 100'000;  // 1 % of 10 s
     classify_activity(f);
     EXPECT_TRUE(f.service);
+}
+
+TEST(Activity, LifetimeHoldsAtTheEndsOfTheRange) {
+    FlowView f;
+    f.start_ns = std::numeric_limits<std::int64_t>::min();
+    f.end_ns = std::numeric_limits<std::int64_t>::max();
+    EXPECT_EQ(f.lifetime_ns(), std::numeric_limits<std::int64_t>::max());
+    f.start_ns = -5;
+    f.end_ns = 5;
+    EXPECT_EQ(f.lifetime_ns(), 10);
+    f.end_ns = -6;
+    EXPECT_EQ(f.lifetime_ns(), 0);
+    f.cpu_time_us = 1;
+    classify_activity(f);  // no lifetime: unknown, active
+    EXPECT_FALSE(f.service);
 }
 
 // 32 busy threads on 2 cores each get 6 % of a CPU: they were waiting for

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 
 #include "analysis/analyzer.hpp"
 #include "core/snapshot.hpp"
@@ -42,6 +43,35 @@ const LoadNote* note_about(const LoadedRun& run, std::string_view file_part, std
 }
 
 std::string data(const std::string& relative) { return std::string(STACKSAGE_TEST_DATA_DIR) + "/" + relative; }
+
+// One process (pid 100: three busy threads on CPUs 0-1 of n01) whose event
+// log the test edits before loading it.
+struct EditedLogRun {
+    TempDir dir;
+    SyntheticProcess process = busy_process("n01", 100, -1, 3, "0-1");
+    fs::path log;
+    std::string text;  // the log; edit, then load()
+    EditedLogRun() {
+        SyntheticRun run(dir.path());
+        run.write_run_json(R"(["./app"])");
+        run.add_host("n01", "pack:1 core:2 pu:1");
+        log = run.add_process(process);
+        text = event_log_text(process);
+    }
+    // Sets the value of the n-th `field` ("\"t\":") counted from the start, or from the end when n < 0.
+    void set(const std::string& field, int n, std::int64_t value) {
+        std::size_t at = n >= 0 ? text.find(field) : text.rfind(field);
+        for (int i = 0; i < (n >= 0 ? n : -n - 1) && at != std::string::npos; ++i)
+            at = n >= 0 ? text.find(field, at + 1) : text.rfind(field, at - 1);
+        ASSERT_NE(at, std::string::npos) << field << " #" << n;
+        const std::size_t start = at + field.size();
+        text.replace(start, text.find(',', start) - start, std::to_string(value));
+    }
+    LoadedRun load() {
+        SyntheticRun::write_file(log, text);
+        return ::load(dir);
+    }
+};
 
 }  // namespace
 
@@ -144,6 +174,45 @@ TEST(RunLoader, StarvedThreadsAreLoadNotServiceFlows) {
     for (const auto& e : trace["traceEvents"])
         if (e["ph"] == "X" && e["args"]["state"] == "starved") ++starved_tracks;
     EXPECT_EQ(starved_tracks, 32u);
+}
+
+// CPU times and switch counts are whatever a log says, up to INT64_MAX: the
+// sums that derive the main thread's share saturate instead of overflowing
+// (UBSan stops the sanitizer build on a signed overflow).
+TEST(BrokenInputs, HugeCpuTimesAndSwitchCountsSaturate) {
+    EditedLogRun run;
+    const auto max = std::numeric_limits<std::int64_t>::max();
+    for (const char* field : {"\"utime_us\":", "\"stime_us\":", "\"nvcsw\":", "\"nivcsw\":"})
+        for (int n = 0; n < 3; ++n) run.set(field, n, max);  // both threads' ends and the process's
+    LoadedRun r = run.load();
+    const Model& m = r.model;
+    const auto flows = m.children(m.components_of_type(ComponentType::Process).front());
+    ASSERT_EQ(flows.size(), 3u);
+    // The others account for the process's whole (saturated) totals.
+    EXPECT_EQ(*m.get_int(flows[0], *m.find_key(run_keys::utime_us)), 0);
+    EXPECT_EQ(*m.get_int(flows[0], *m.find_key(run_keys::nvcsw)), 0);
+    EXPECT_EQ(*m.get_int(flows[0], *m.find_key(run_keys::nivcsw)), 0);
+    const AnalysisResult a = analyze(r.model);
+    ASSERT_EQ(a.nodes.size(), 1u);
+    EXPECT_EQ(a.nodes[0].service_threads, 1u);  // the main thread, with no CPU time left to it
+}
+
+// Event times are whatever a log says too. An event before time 0 (here the
+// second, at INT64_MIN) is skipped with a warning: the recorder writes
+// monotonic nanoseconds. From 0 to INT64_MAX (here the process's end),
+// lifetimes and intervals cannot overflow.
+TEST(BrokenInputs, EventTimesAtTheEndsOfTheRangeDoNotOverflow) {
+    EditedLogRun run;
+    run.set("\"t\":", 1, std::numeric_limits<std::int64_t>::min());
+    run.set("\"t\":", -1, std::numeric_limits<std::int64_t>::max());
+    LoadedRun r = run.load();
+    EXPECT_EQ(r.stats.processes, 1u);
+    const LoadNote* n = note_about(r, "n01/pid-100.jsonl", "1 event(s) with a negative time");
+    ASSERT_NE(n, nullptr);
+    EXPECT_EQ(n->level, LoadNote::Level::Warning);
+    const AnalysisResult a = analyze(r.model);
+    ASSERT_EQ(a.nodes.size(), 1u);
+    EXPECT_NE(text_of(r, a).find("1 event(s) with a negative time"), std::string::npos);
 }
 
 // A host whose processes published topology.snap is mapped from it: no XML
