@@ -3,7 +3,7 @@
 //
 // Checked, beyond "no crash, no hang, no leak":
 //  - the reader returns a summary or an error naming the log, and hands on at
-//    most one event, from line 1;
+//    most one event, from line 1, never one before time 0;
 //  - the same line followed by a good line (so that it is no longer the last
 //    one) is read consistently: an event stays the same event, a torn last
 //    line becomes a corrupt file, an error stays an error;
@@ -58,7 +58,10 @@ Read read(std::string_view text) {
             if (is_known_event(name) || count == 0) std::abort();
             unknown += count;
         }
-        if (r.summary->events + unknown > r.summary->lines) std::abort();
+        // Every line counted once: an event, an unknown one, or one before time 0.
+        if (r.summary->events + unknown + r.summary->negative_time_events > r.summary->lines) std::abort();
+        for (const Seen& e : r.events)
+            if (e.t < 0) std::abort();
     } else {
         r.error = result.error().message;
         // An error names the log and the line.
