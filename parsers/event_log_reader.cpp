@@ -115,17 +115,18 @@ Result<EventLogSummary> parse_event_log(std::string_view text, const std::string
                 is_last = true;  // only NULs follow: the unused tail of a killed process's log
         }
         if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        if (line.find_first_not_of(" \t") == std::string_view::npos) {
+        // Blank: JSON's white space only (a stray '\r' included), nothing to parse.
+        if (line.find_first_not_of(" \t\r") == std::string_view::npos) {
             if (is_last) break;
             continue;  // blank lines carry nothing
         }
-        if (!doc.parse(line) || doc.type(doc.root()) != JsonType::Object) {
+        const bool parsed = doc.parse(line);
+        if (!parsed || doc.type(doc.root()) != JsonType::Object) {
             if (is_last) {
                 summary.torn_last_line = true;
                 break;
             }
-            if (doc.type(doc.root()) != JsonType::Object && doc.error().empty())
-                return corrupt(name, line_no, "not a JSON object");
+            if (parsed) return corrupt(name, line_no, "not a JSON object");
             return corrupt(name, line_no,
                            "not JSON (" + std::string(doc.error()) + " at byte " +
                                std::to_string(doc.error_offset() + 1) + ")");

@@ -272,40 +272,40 @@ bool JsonDocument::parse_value(std::size_t depth, ValueIndex& out) {
 }
 
 JsonDocument::ValueIndex JsonDocument::find(ValueIndex object, std::string_view key) const {
-    if (object >= values_.size() || values_[object].type != JsonType::Object) return kNone;
+    if (!holds(object) || values_[object].type != JsonType::Object) return kNone;
     for (ValueIndex m = values_[object].first; m != kNone; m = values_[m].next)
         if (values_[m].key == key) return m;
     return kNone;
 }
 
 JsonDocument::ValueIndex JsonDocument::first_child(ValueIndex v) const {
-    if (v >= values_.size()) return kNone;
+    if (!holds(v)) return kNone;
     return values_[v].first;
 }
 
 std::uint32_t JsonDocument::size(ValueIndex v) const {
-    if (v >= values_.size()) return 0;
+    if (!holds(v)) return 0;
     return values_[v].count;
 }
 
 std::optional<std::int64_t> JsonDocument::as_int(ValueIndex v) const {
-    if (v >= values_.size() || values_[v].type != JsonType::Int) return std::nullopt;
+    if (!holds(v) || values_[v].type != JsonType::Int) return std::nullopt;
     return values_[v].integer;
 }
 
 std::optional<double> JsonDocument::as_double(ValueIndex v) const {
-    if (v >= values_.size()) return std::nullopt;
+    if (!holds(v)) return std::nullopt;
     if (values_[v].type != JsonType::Int && values_[v].type != JsonType::Float) return std::nullopt;
     return values_[v].number;
 }
 
 std::optional<bool> JsonDocument::as_bool(ValueIndex v) const {
-    if (v >= values_.size() || values_[v].type != JsonType::Bool) return std::nullopt;
+    if (!holds(v) || values_[v].type != JsonType::Bool) return std::nullopt;
     return values_[v].boolean;
 }
 
 std::optional<std::string_view> JsonDocument::as_string(ValueIndex v) const {
-    if (v >= values_.size() || values_[v].type != JsonType::String) return std::nullopt;
+    if (!holds(v) || values_[v].type != JsonType::String) return std::nullopt;
     return values_[v].text;
 }
 

@@ -34,8 +34,11 @@ public:
     std::string_view error() const { return error_; }
     std::size_t error_offset() const { return error_offset_; }
 
+    // Every read below takes any index: one the document does not hold
+    // (kNone, or the root after a parse that failed before its first value)
+    // reads as Null, empty or kNone, never past the values held.
     ValueIndex root() const { return 0; }
-    JsonType type(ValueIndex v) const { return values_[v].type; }
+    JsonType type(ValueIndex v) const { return holds(v) ? values_[v].type : JsonType::Null; }
     bool is_null(ValueIndex v) const { return type(v) == JsonType::Null; }
 
     // Member of an object by key: the first match; kNone when v is not an
@@ -43,9 +46,9 @@ public:
     ValueIndex find(ValueIndex object, std::string_view key) const;
     // Children of an array or object, in order: first, then next().
     ValueIndex first_child(ValueIndex v) const;
-    ValueIndex next(ValueIndex v) const { return values_[v].next; }
+    ValueIndex next(ValueIndex v) const { return holds(v) ? values_[v].next : kNone; }
     std::uint32_t size(ValueIndex v) const;   // members or elements; 0 for scalars
-    std::string_view key(ValueIndex member) const { return values_[member].key; }
+    std::string_view key(ValueIndex member) const { return holds(member) ? values_[member].key : std::string_view(); }
 
     // Typed reads; nullopt when the value is of another type. Integers are
     // also readable as doubles; doubles are not readable as integers.
@@ -76,6 +79,7 @@ private:
         std::string_view key;           // member name when inside an object
     };
 
+    bool holds(ValueIndex v) const { return v < values_.size(); }
     bool parse_value(std::size_t depth, ValueIndex& out);
     bool parse_string(std::string_view& out);
     bool parse_number(Value& v);

@@ -69,6 +69,14 @@ TEST(EventLogReader, ACorruptLineBeforeTheLastMakesTheFileCorrupt) {
     EXPECT_NE(error.find("skipped"), std::string::npos);
 }
 
+TEST(EventLogReader, LinesOfJsonWhiteSpaceAreBlank) {
+    // Found by fuzz_run_directory: a line of carriage returns parsed to no
+    // value at all, and the reader then asked for that value's type.
+    EventLogSummary s;
+    EXPECT_EQ(names("\r\r\n" + kStart + " \r\t\r\n" + kEnd, &s).size(), 2u);
+    EXPECT_EQ(s.lines, 2u);
+}
+
 TEST(EventLogReader, BinaryDataIsCorrupt) {
     std::string error;
     names(kStart + std::string("\x01\x02\0\0\x7f\x03", 6) + "\n" + kEnd, nullptr, &error);

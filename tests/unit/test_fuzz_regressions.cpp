@@ -11,8 +11,10 @@
 #include "core/snapshot.hpp"
 #include "parsers/hwloc_loader.hpp"
 #include "parsers/hwloc_xml_check.hpp"
+#include "parsers/run_loader.hpp"
 #include "parsers/sample_file_reader.hpp"
 #include "parsers/xml_wellformed.hpp"
+#include "tests/fuzz/run_split.hpp"
 
 namespace fs = std::filesystem;
 using namespace stacksage;
@@ -381,4 +383,31 @@ TEST(FuzzRegressions, SampleFileWithAHugeBlockCount) {
     EXPECT_EQ(file->blocks, 0u);
     EXPECT_LE(file->records.size(), (fs::file_size(path) - sizeof(sampling::SampleFileHeader)) /
                                         sizeof(sampling::SampleFileRecord));
+}
+
+// A run directory (fuzz_run_directory's input format, tests/fuzz/run_split.hpp)
+// whose first event log holds a line of carriage returns after a line cut
+// by a NUL byte. The reader took the line for JSON, the parse found no value
+// in it, and the reader asked the empty document for its root's type: a read
+// through a null pointer (a crash outside the sanitizers too). A line of
+// JSON white space is blank now, and the document answers for values it
+// does not hold.
+TEST(FuzzRegressions, RunDirectoryWithALineOfCarriageReturns) {
+    const std::string input = read_file(kRegressions / "run-directory-line-of-carriage-returns");
+    ASSERT_FALSE(input.empty());
+    std::array<std::string, 8> files;
+    std::array<bool, 8> present;
+    fuzz::split_run(input, files, present);
+    const fs::path run = fs::path(testing::TempDir()) / "stacksage-fuzz-regression-run";
+    fs::remove_all(run);
+    for (std::size_t i = 0; i < files.size(); ++i) {
+        if (!present[i]) continue;
+        fs::create_directories((run / fuzz::kRunFiles[i]).parent_path());
+        std::ofstream(run / fuzz::kRunFiles[i], std::ios::binary) << files[i];
+    }
+    if (!present[5]) fs::copy_file(fs::path(STACKSAGE_TEST_DATA_DIR) / "hwloc-xml" / "emmett.xml", run / "n01" / "topology.xml");
+    auto loaded = load_run(run.string());
+    ASSERT_TRUE(loaded) << loaded.error().message;
+    EXPECT_TRUE(loaded->model.check_consistency().empty());
+    fs::remove_all(run);
 }

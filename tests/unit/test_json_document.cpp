@@ -57,6 +57,21 @@ TEST(JsonDocument, RefusesBrokenText) {
     }
 }
 
+TEST(JsonDocument, AFailedParseLeavesNoValueToRead) {
+    // Text that fails before its first value leaves the document empty:
+    // every read must say so rather than read past the values it holds.
+    for (const char* empty : {"", " ", "\r\r", "\t\n"}) {
+        JsonDocument d;
+        EXPECT_FALSE(d.parse(empty));
+        EXPECT_EQ(d.type(d.root()), JsonType::Null) << empty;
+        EXPECT_EQ(d.size(d.root()), 0u);
+        EXPECT_EQ(d.first_child(d.root()), JsonDocument::kNone);
+        EXPECT_EQ(d.next(d.root()), JsonDocument::kNone);
+        EXPECT_TRUE(d.key(d.root()).empty());
+        EXPECT_FALSE(d.get_int("v"));
+    }
+}
+
 TEST(JsonDocument, LimitsNesting) {
     JsonDocument d;
     EXPECT_FALSE(d.parse(std::string(200, '[') + std::string(200, ']')));
