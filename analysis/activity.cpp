@@ -14,9 +14,15 @@ void classify_activity(FlowView& flow, const ActivityOptions& options) {
     if (flow.cpu_time_us < 0 || life <= 0) return;
     flow.cpu_fraction = static_cast<double>(flow.cpu_time_us) * 1000.0 / static_cast<double>(life);
     if (life < options.min_lifetime_ns || flow.cpu_fraction >= options.service_fraction) return;
-    const double preemptions_per_s = static_cast<double>(flow.involuntary_switches) * 1e9 / static_cast<double>(life);
-    flow.starved = flow.voluntary_switches >= 0 && flow.involuntary_switches > flow.voluntary_switches &&
-                   preemptions_per_s >= options.starved_preemptions_per_s;
+    if (flow.run_delay_ns >= 0) {
+        // Ran or waited to run, as a fraction of its lifetime: what it asked for.
+        const double waited = static_cast<double>(flow.run_delay_ns) / static_cast<double>(life);
+        flow.starved = flow.cpu_fraction + waited >= options.service_fraction;
+    } else {
+        const double preemptions_per_s = static_cast<double>(flow.involuntary_switches) * 1e9 / static_cast<double>(life);
+        flow.starved = flow.voluntary_switches >= 0 && flow.involuntary_switches > flow.voluntary_switches &&
+                       (flow.voluntary_switches == 0 || preemptions_per_s >= options.starved_preemptions_per_s);
+    }
     flow.service = !flow.starved;
 }
 

@@ -23,13 +23,12 @@ struct ActivityOptions {
     // Shorter lifetimes are not classified (the CPU-time clock is too coarse
     // to tell): such flows count as active.
     std::int64_t min_lifetime_ns = 20'000'000;
-    // A flow under service_fraction that was preempted at least this often
-    // per second of its lifetime, and more often than it blocked, was
-    // waiting for a CPU: it is starved, not a service flow. A thread that
-    // gets under 10 % of a CPU shares it with ten or more others, and the
-    // scheduler preempts each every few milliseconds of its turn (some 30
-    // times a second); an idle thread that ran a few bursts was preempted
-    // a few times in all.
+    // Where a flow's wait for a CPU is unknown (logs of older recorders, a
+    // kernel without schedstat): a flow under service_fraction that was
+    // preempted more often than it blocked, and either never blocked or was
+    // preempted at least this often per second of its lifetime, was waiting
+    // for a CPU. An idle thread that ran a few bursts was preempted a few
+    // times in all; a thread that never blocked was runnable all its life.
     double starved_preemptions_per_s = 10;
 };
 
@@ -37,11 +36,14 @@ struct ActivityOptions {
 // time is unknown (killed before its end was recorded) is active: the checks
 // err on the side of counting it.
 //
-// Little CPU time alone does not make a service flow: 32 busy threads on 2
-// cores each get 6 % of a CPU. A flow that was preempted often, and more
-// often than it blocked (involuntary context switches above voluntary ones),
-// was waiting for a CPU, not idle: it is starved, and active. Where the
-// switches are unknown, CPU time alone decides.
+// Little CPU time alone does not make a service flow: 100 busy threads on 2
+// cores each get 2 % of a CPU. What decides is the CPU a flow asked for:
+// the time it ran plus the time it waited for a CPU (the kernel's run
+// delay). A flow that asked for at least service_fraction of its lifetime
+// but got less was starved: it is active, load like any other. Where the
+// wait is unknown, the context switches stand in for it (see
+// starved_preemptions_per_s); where they are unknown too, CPU time alone
+// decides.
 void classify_activity(FlowView& flow, const ActivityOptions& options = {});
 
 // "service", "starved" or "active": a classified flow's state, as the HTML

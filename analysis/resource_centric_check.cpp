@@ -54,8 +54,8 @@ std::vector<Finding> check_resource_centric(const RunView& view, const std::vect
                 std::count_if(flows.begin(), flows.end(), [&](std::uint32_t i) { return view.flows[i].starved; }));
             if (starved > 0)
                 f.detail += "; " + std::to_string(starved) +
-                            " of these threads got under a tenth of a CPU and were preempted more often than they "
-                            "blocked: they spent most of their lifetime waiting for one";
+                            " of these threads got under a tenth of a CPU but were not idle: they were ready to "
+                            "run and waiting for one (starved)";
             f.figures = {{"threads", static_cast<std::int64_t>(flows.size())},
                          {"starved_threads", starved},
                          {"processes", static_cast<std::int64_t>(processes.size())},

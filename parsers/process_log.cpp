@@ -67,6 +67,7 @@ public:
             t.stime_us = doc.get_int("stime_us").value_or(-1);
             t.nvcsw = doc.get_int("nvcsw").value_or(-1);
             t.nivcsw = doc.get_int("nivcsw").value_or(-1);
+            t.run_delay_ns = doc.get_int("run_delay_ns").value_or(-1);
             if (auto cpu = doc.get_int("cpu"); cpu && *cpu >= 0) t.last_cpu = static_cast<int>(*cpu);
         } else if (ev.name == "affinity") {
             on_affinity(ev);
@@ -97,6 +98,7 @@ public:
             p_.stime_us = doc.get_int("stime_us").value_or(-1);
             p_.nvcsw = doc.get_int("nvcsw").value_or(-1);
             p_.nivcsw = doc.get_int("nivcsw").value_or(-1);
+            p_.main_run_delay_ns = doc.get_int("main_run_delay_ns").value_or(-1);
             if (auto u = doc.get_int("threads_untraced"); u && *u > 0)
                 p_.threads_untraced = static_cast<std::uint64_t>(*u);
         } else if (ev.name == "signal") {

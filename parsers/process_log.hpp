@@ -42,6 +42,7 @@ struct ThreadRecord {
     std::int64_t stime_us = -1;
     std::int64_t nvcsw = -1;      // voluntary context switches (it blocked); -1: unknown
     std::int64_t nivcsw = -1;     // involuntary ones (preempted while it could run)
+    std::int64_t run_delay_ns = -1;  // time it could run but waited for a CPU; -1: not recorded
     std::optional<Cpuset> attr_cpuset;
     std::vector<MaskChange> masks;  // in time order; the first is the starting mask
     int first_cpu = -1;             // the CPU it was seen on at its start; -1: unknown
@@ -69,6 +70,7 @@ struct ProcessImage {
     std::int64_t stime_us = -1;
     std::int64_t nvcsw = -1;        // context switches, likewise
     std::int64_t nivcsw = -1;
+    std::int64_t main_run_delay_ns = -1;  // the main thread's wait for a CPU, from process_end
     std::int64_t exec_t = -1;       // time of a successful-looking exec (the image ended there)
     std::int64_t last_event_t = -1;
     std::optional<Cpuset> cgroup_cpuset;

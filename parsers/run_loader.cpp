@@ -108,7 +108,7 @@ std::string base_name(std::string_view path) {
 // Interned keys of the run model, looked up once.
 struct RunKeys {
     AttrKey pid, ppid, tid, rank, launcher, exe, cmdline, log, end_how, end_known, exit_status, utime, stime,
-        nvcsw, nivcsw, cpu_time_derived, cgroup_cpuset, online_cpus, mpi_size, mpi_thread_level, mpi_init_ns,
+        nvcsw, nivcsw, run_delay, cpu_time_derived, cgroup_cpuset, online_cpus, mpi_size, mpi_thread_level, mpi_init_ns,
         mpi_finalize_ns, seq, creator_tid, creator_module, start_module, attr_cpuset, last_cpu,
         topology_source, job_restricted, logical_index_key, hwloc_hostname;
     explicit RunKeys(Model& m)
@@ -117,7 +117,7 @@ struct RunKeys {
           cmdline(m.key(run_keys::cmdline)), log(m.key(run_keys::log_file)), end_how(m.key(run_keys::end_how)),
           end_known(m.key(run_keys::end_known)), exit_status(m.key(run_keys::exit_status)),
           utime(m.key(run_keys::utime_us)), stime(m.key(run_keys::stime_us)), nvcsw(m.key(run_keys::nvcsw)),
-          nivcsw(m.key(run_keys::nivcsw)),
+          nivcsw(m.key(run_keys::nivcsw)), run_delay(m.key(run_keys::run_delay_ns)),
           cpu_time_derived(m.key(run_keys::cpu_time_derived)), cgroup_cpuset(m.key(run_keys::cgroup_cpuset)),
           online_cpus(m.key(run_keys::online_cpus)), mpi_size(m.key(run_keys::mpi_size)),
           mpi_thread_level(m.key(run_keys::mpi_thread_level)), mpi_init_ns(m.key(run_keys::mpi_init_ns)),
@@ -586,6 +586,7 @@ private:
         if (t.stime_us >= 0) m.set_attr(flow, k.stime, t.stime_us);
         if (t.nvcsw >= 0) m.set_attr(flow, k.nvcsw, t.nvcsw);
         if (t.nivcsw >= 0) m.set_attr(flow, k.nivcsw, t.nivcsw);
+        if (t.run_delay_ns >= 0) m.set_attr(flow, k.run_delay, t.run_delay_ns);
         if (t.attr_cpuset) m.set_attr(flow, k.attr_cpuset, *t.attr_cpuset);
         if (!t.masks.empty()) m.set_attr(flow, keys::cpuset, t.masks.back().cpuset);
         ++run_.stats.flows;
@@ -645,6 +646,7 @@ private:
         main.start_t = first.start_t;
         main.end_t = last.end_t;
         main.end_how = last.end_how;
+        main.run_delay_ns = last.main_run_delay_ns;  // read for the main thread itself: nothing to derive
         std::int64_t others_cpu_us = 0, others_nvcsw = 0, others_nivcsw = 0;
         bool others_known = true, others_switches_known = true;
         for (ProcessImage& im : images) {

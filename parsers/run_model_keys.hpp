@@ -43,6 +43,7 @@ inline constexpr std::string_view utime_us = "utime_us";          // CPU time (u
 inline constexpr std::string_view stime_us = "stime_us";          // CPU time (system), µs
 inline constexpr std::string_view nvcsw = "nvcsw";                // voluntary context switches (blocked)
 inline constexpr std::string_view nivcsw = "nivcsw";              // involuntary ones (preempted)
+inline constexpr std::string_view run_delay_ns = "run_delay_ns";  // flows: ns it could run but waited for a CPU
 inline constexpr std::string_view cpu_time_derived = "cpu_time_derived";  // 1: main thread's, derived from the process's
 inline constexpr std::string_view cgroup_cpuset = "cgroup_cpuset";
 inline constexpr std::string_view online_cpus = "online_cpus";

@@ -12,6 +12,7 @@
 #include "preload/cgroup_cpuset.hpp"
 #include "preload/environment.hpp"
 #include "preload/real_functions.hpp"
+#include "preload/run_delay.hpp"
 #include "preload/tracer.hpp"
 
 extern char** environ;
@@ -75,6 +76,9 @@ void write_process_end(const char* how, int status) {
         add_rusage(line, ru);
         line.field("maxrss_kb", static_cast<std::int64_t>(ru.ru_maxrss));
     }
+    // The main thread's wait for a CPU: the analyzer derives its CPU time
+    // from the process's, but a wait has no process-wide total to derive from.
+    if (const std::int64_t waited = read_run_delay_ns(p.pid); waited >= 0) line.field("main_run_delay_ns", waited);
     line.field_u("threads_created", p.thread_seq.load(std::memory_order_relaxed));
     line.field_u("threads_untraced", p.threads_untraced.load(std::memory_order_relaxed));
     line.field_u("duration_ns", monotonic_ns() - p.start_mono_ns);

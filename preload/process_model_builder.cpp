@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "parsers/run_model_keys.hpp"
+
 namespace stacksage::preload {
 
 namespace {
@@ -126,8 +128,9 @@ void ProcessModelBuilder::on_thread_end(const nlohmann::json& e, std::uint64_t t
     close(f, t);
     model_.set_attr(f, keys::end_ns, static_cast<std::int64_t>(t));
     model_.set_attr(f, model_.key("end_how"), std::string_view(as_string(e.value("how", nlohmann::json()))));
-    for (const char* k : {"utime_us", "stime_us", "nvcsw", "nivcsw"})
-        if (e.contains(k)) model_.set_attr(f, model_.key(k), as_int(e[k]));
+    for (const std::string_view k : {run_keys::utime_us, run_keys::stime_us, run_keys::nvcsw, run_keys::nivcsw,
+                                     run_keys::run_delay_ns})
+        if (const auto it = e.find(k); it != e.end()) model_.set_attr(f, model_.key(k), as_int(*it));
     if (e.contains("cpu")) model_.set_attr(f, model_.key("last_cpu"), as_int(e["cpu"]));
 }
 

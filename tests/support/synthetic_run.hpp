@@ -77,6 +77,7 @@ struct SyntheticThread {
     std::int64_t end_ns = -1;            // -1: the process's end - 1 ms
     std::int64_t cpu_time_us = -1;       // -1: busy the whole lifetime
     std::int64_t nvcsw = 1, nivcsw = 1;  // context switches: voluntary (blocked), involuntary (preempted)
+    std::int64_t run_delay_ns = -1;      // its wait for a CPU; -1: not written
     bool write_end = true;               // false: no thread_end (killed)
     std::vector<std::pair<std::int64_t, std::string>> affinity;  // (t, new mask) changes by the thread itself
 };
@@ -94,6 +95,7 @@ struct SyntheticProcess {
     std::int64_t end_ns = 11'000'000'000;
     std::int64_t main_cpu_time_us = -1;  // -1: busy the whole lifetime
     std::int64_t main_nvcsw = 1, main_nivcsw = 1;
+    std::int64_t main_run_delay_ns = -1; // the main thread's wait for a CPU; -1: not written
     bool write_end = true;               // false: no process_end (SIGKILL)
     bool mpi = false;                    // mpi_init and mpi_finalize events
     std::map<std::string, std::string> env;
@@ -168,8 +170,9 @@ inline std::string event_log_text(const SyntheticProcess& p) {
         const std::string mask = !t.affinity.empty() ? t.affinity.back().second : t.cpuset.empty() ? p.cpuset : t.cpuset;
         out += head("thread_end", end, t.tid) +
                fmt::format(",\"how\":\"return\",\"seq\":1,\"cpuset\":{},\"cpu\":0,\"utime_us\":{},\"stime_us\":0,"
-                           "\"nvcsw\":{},\"nivcsw\":{},\"duration_ns\":{}}}\n",
-                           json_mask(mask), cpu, t.nvcsw, t.nivcsw, end - start);
+                           "\"nvcsw\":{},\"nivcsw\":{},\"duration_ns\":{}{}}}\n",
+                           json_mask(mask), cpu, t.nvcsw, t.nivcsw, end - start,
+                           t.run_delay_ns >= 0 ? fmt::format(",\"run_delay_ns\":{}", t.run_delay_ns) : "");
     }
     if (p.mpi)
         out += head("mpi_finalize", p.end_ns - 500'000, p.pid) +
@@ -180,9 +183,10 @@ inline std::string event_log_text(const SyntheticProcess& p) {
         out += head("process_end", p.end_ns, p.pid) +
                fmt::format(",\"how\":\"exit\",\"status\":0,\"utime_us\":{},\"stime_us\":0,\"nvcsw\":{},\"nivcsw\":{},"
                            "\"minflt\":1,\"majflt\":0,\"maxrss_kb\":1000,\"threads_created\":{},\"threads_untraced\":0,"
-                           "\"duration_ns\":{}}}\n",
+                           "\"duration_ns\":{}{}}}\n",
                            main_cpu + threads_cpu, p.main_nvcsw + threads_nvcsw, p.main_nivcsw + threads_nivcsw,
-                           p.threads.size(), p.end_ns - p.start_ns);
+                           p.threads.size(), p.end_ns - p.start_ns,
+                           p.main_run_delay_ns >= 0 ? fmt::format(",\"main_run_delay_ns\":{}", p.main_run_delay_ns) : "");
     }
     return out;
 }

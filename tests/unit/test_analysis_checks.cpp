@@ -318,51 +318,47 @@ TEST(Activity, LifetimeHoldsAtTheEndsOfTheRange) {
     EXPECT_FALSE(f.service);
 }
 
-// 32 busy threads on 2 cores each get 6 % of a CPU: they were waiting for
-// one (preempted, not blocked), so they are starved and count as load.
-TEST(Activity, PreemptedMoreThanBlockedIsStarvedNotService) {
-    FlowView f;
-    f.start_ns = 0;
-    f.end_ns = 2'000'000'000;
-    f.cpu_time_us = 125'000;  // 6 % of 2 s
-    f.voluntary_switches = 0;
-    f.involuntary_switches = 33;
-    classify_activity(f);
-    EXPECT_TRUE(f.starved);
-    EXPECT_FALSE(f.service);
-    EXPECT_EQ(activity_state(f), "starved");
-    EXPECT_NEAR(f.cpu_fraction, 0.0625, 1e-9);
-    // An MPI progress thread: it blocks (voluntary), rarely preempted.
-    f.voluntary_switches = 4000;
-    f.involuntary_switches = 12;
-    classify_activity(f);
-    EXPECT_FALSE(f.starved);
-    EXPECT_TRUE(f.service);
-    EXPECT_EQ(activity_state(f), "service");
-    // Preempted a few times in all (during its bursts), 2.5 times a second:
-    // that is not waiting for a CPU.
-    f.voluntary_switches = 1;
-    f.involuntary_switches = 5;
-    classify_activity(f);
-    EXPECT_FALSE(f.starved);
-    EXPECT_TRUE(f.service);
-    // As many of each: not shown to wait for a CPU, so CPU time decides.
-    f.voluntary_switches = f.involuntary_switches = 5;
-    classify_activity(f);
-    EXPECT_TRUE(f.service);
-    // Switches unknown (an older log): CPU time decides.
-    f.voluntary_switches = f.involuntary_switches = -1;
-    classify_activity(f);
-    EXPECT_TRUE(f.service);
-    EXPECT_FALSE(f.starved);
-    // A busy flow is never starved, however often it was preempted.
-    f.cpu_time_us = 1'900'000;
-    f.voluntary_switches = 0;
-    f.involuntary_switches = 500;
-    classify_activity(f);
-    EXPECT_FALSE(f.starved);
-    EXPECT_FALSE(f.service);
-    EXPECT_EQ(activity_state(f), "active");
+// Busy threads queued behind many others get a few % of a CPU each: they were
+// waiting for one, so they are starved and count as load. Idle threads are
+// service flows. Each row is one flow of 2 s (or 1 s) and what it must be.
+TEST(Activity, StarvedIsToldFromServiceByWhatTheFlowAskedFor) {
+    struct Case {
+        const char* what;
+        std::int64_t life_ms, cpu_us, voluntary, involuntary, run_delay_ms;  // -1: unknown
+        const char* state;
+    };
+    const Case cases[] = {
+        // The run delay known (the recorder reads it for threads under half a CPU):
+        {"100 busy threads on 2 cores: 2 % ran, the rest waited", 1000, 20'000, 0, 7, 975, "starved"},
+        {"a busy thread that blocked at barriers too, and queued", 2000, 120'000, 400, 300, 1200, "starved"},
+        {"an MPI progress thread, woken often, never queued long", 2000, 40'000, 4000, 12, 3, "service"},
+        {"a thread preempted often but hardly waiting: the wait decides", 2000, 40'000, 0, 500, 10, "service"},
+        {"ran 6 % and waited 4 %: asked for a tenth", 2000, 120'000, 5, 50, 80, "starved"},
+        // The run delay unknown (older logs, no schedstat): the switches stand in.
+        {"32 busy threads on 2 cores: preempted 16 times a second", 2000, 125'000, 0, 33, -1, "starved"},
+        {"100 busy threads on 2 cores: never blocked, 7 preemptions in all", 1000, 20'000, 0, 7, -1, "starved"},
+        {"an MPI progress thread: blocks, rarely preempted", 2000, 125'000, 4000, 12, -1, "service"},
+        {"a few bursts: preempted 2.5 times a second, blocked once", 2000, 125'000, 1, 5, -1, "service"},
+        {"as many blocks as preemptions: CPU time decides", 2000, 125'000, 5, 5, -1, "service"},
+        {"switches unknown too: CPU time decides", 2000, 125'000, -1, -1, -1, "service"},
+        // Busy flows are active, however often preempted or long queued.
+        {"busy, preempted often", 2000, 1'900'000, 0, 500, -1, "active"},
+        {"busy, queued long", 2000, 1'000'000, 0, 500, 1000, "active"},
+    };
+    for (const Case& c : cases) {
+        FlowView f;
+        f.start_ns = 0;
+        f.end_ns = c.life_ms * 1'000'000;
+        f.cpu_time_us = c.cpu_us;
+        f.voluntary_switches = c.voluntary;
+        f.involuntary_switches = c.involuntary;
+        f.run_delay_ns = c.run_delay_ms < 0 ? -1 : c.run_delay_ms * 1'000'000;
+        classify_activity(f);
+        EXPECT_EQ(activity_state(f), c.state) << c.what;
+        EXPECT_EQ(f.starved, std::string_view(c.state) == "starved") << c.what;
+        EXPECT_EQ(f.service, std::string_view(c.state) == "service") << c.what;
+        EXPECT_NEAR(f.cpu_fraction, c.cpu_us * 1e3 / static_cast<double>(f.end_ns), 1e-9) << c.what;
+    }
 }
 
 // ---- check 6: runtime stacking summary ------------------------------------------------

@@ -176,6 +176,49 @@ TEST(RunLoader, StarvedThreadsAreLoadNotServiceFlows) {
     EXPECT_EQ(starved_tracks, 32u);
 }
 
+// 96 busy threads on 2 cores: each preempted about 7 times in its second of
+// life and never blocked; the recorder wrote how long each waited for a CPU.
+// The waits reach the model (the main thread's from process_end) and make the
+// workers load; the main thread, which only waited for them, stays a service
+// flow.
+TEST(RunLoader, TheWaitForACpuReachesTheModelAndDecides) {
+    TempDir dir;
+    SyntheticRun run(dir.path());
+    run.write_run_json(R"(["./spin","96"])");
+    run.add_host("n01", "pack:1 core:2 pu:1");
+    SyntheticProcess p = busy_process("n01", 100, -1, 97, "0-1");
+    p.end_ns = p.start_ns + 1'000'000'000;
+    p.main_cpu_time_us = 3'000;
+    p.main_nvcsw = 96;
+    p.main_nivcsw = 2;
+    p.main_run_delay_ns = 4'000'000;
+    for (SyntheticThread& t : p.threads) {
+        t.cpu_time_us = 20'000;  // 2 % of a second
+        t.nvcsw = 3;             // blocked a little (a page fault, a lock)
+        t.nivcsw = 7;
+        t.run_delay_ns = 960'000'000;
+    }
+    run.add_process(p);
+    LoadedRun r = load(dir);
+    const Model& m = r.model;
+    const auto flows = m.children(m.components_of_type(ComponentType::Process).front());
+    ASSERT_EQ(flows.size(), 97u);
+    const AttrKey waited = *m.find_key(run_keys::run_delay_ns);
+    EXPECT_EQ(*m.get_int(flows[0], waited), 4'000'000);
+    EXPECT_EQ(*m.get_int(flows[1], waited), 960'000'000);
+    const AnalysisResult a = analyze(r.model);
+    ASSERT_EQ(a.nodes.size(), 1u);
+    EXPECT_EQ(a.nodes[0].service_threads, 1u);
+    std::int64_t starved = -1;
+    for (const Finding& f : a.findings) {
+        EXPECT_NE(f.code, "idle-resources") << f.message;
+        if (f.code == "overloaded-resources")
+            for (const auto& [name, value] : f.figures)
+                if (name == "starved_threads") starved = value;
+    }
+    EXPECT_EQ(starved, 96);
+}
+
 // CPU times and switch counts are whatever a log says, up to INT64_MAX: the
 // sums that derive the main thread's share saturate instead of overflowing
 // (UBSan stops the sanitizer build on a signed overflow).

@@ -1,0 +1,48 @@
+#include "preload/run_delay.hpp"
+
+#include <fcntl.h>
+
+#include "preload/raw_syscall.hpp"
+#include "preload/text.hpp"
+
+namespace stacksage::preload {
+
+namespace {
+
+// One decimal number at *p, then skips the spaces after it; false when no digit
+// is there or the value exceeds INT64_MAX.
+bool read_number(const char*& p, std::int64_t& out) {
+    if (*p < '0' || *p > '9') return false;
+    std::uint64_t v = 0;
+    for (; *p >= '0' && *p <= '9'; ++p) {
+        v = v * 10 + static_cast<std::uint64_t>(*p - '0');
+        if (v > static_cast<std::uint64_t>(INT64_MAX)) return false;
+    }
+    while (*p == ' ') ++p;
+    out = static_cast<std::int64_t>(v);
+    return true;
+}
+
+}  // namespace
+
+std::int64_t parse_schedstat_run_delay(const char* text) {
+    const char* p = text;
+    std::int64_t ran = 0, waited = 0, slices = 0;
+    if (!read_number(p, ran) || !read_number(p, waited) || !read_number(p, slices)) return -1;
+    if (*p == '\n') ++p;
+    return *p == '\0' ? waited : -1;
+}
+
+std::int64_t read_run_delay_ns(int tid) {
+    char path[64];
+    TextBuffer name(path, sizeof path);
+    if (tid == 0)
+        name.add("/proc/thread-self/schedstat");
+    else
+        name.add("/proc/self/task/").add_uint(static_cast<std::uint64_t>(tid)).add("/schedstat");
+    char text[96];
+    if (raw::read_small_file(AT_FDCWD, path, text, sizeof text) <= 0) return -1;
+    return parse_schedstat_run_delay(text);
+}
+
+}  // namespace stacksage::preload
