@@ -2,9 +2,11 @@
 // library constructor), affinity changes, names, ends of every kind.
 #include <gtest/gtest.h>
 
+#include <sched.h>
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <set>
 
 #include "tests/integration/log_checks.hpp"
@@ -146,6 +148,36 @@ TEST(PreloadThreads, AThousandShortLivedThreads) {
     ASSERT_TRUE(end);
     EXPECT_EQ((*end)["threads_created"], 1000);
     EXPECT_EQ((*end)["threads_untraced"], 0);
+    // Threads this short are spared the read of their wait for a CPU (it
+    // would cost more than their whole life); the main thread's is read.
+    for (const auto& e : ends) EXPECT_FALSE(e.contains("run_delay_ns")) << e.dump();
+    if (std::filesystem::exists("/proc/thread-self/schedstat")) EXPECT_TRUE(end->contains("main_run_delay_ns"));
+}
+
+// Six busy threads on one CPU: each runs a sixth of the time and waits for
+// the CPU the rest; the recorder writes that wait at each thread's end.
+TEST(PreloadThreads, StarvedThreadsRecordTheirWaitForACpu) {
+    if (!std::filesystem::exists("/proc/thread-self/schedstat")) GTEST_SKIP() << "the kernel has no schedstat";
+    const Cpuset allowed = own_affinity();
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(*allowed.first(), &one);
+    cpu_set_t before;
+    ASSERT_EQ(sched_getaffinity(0, sizeof before, &before), 0);
+    ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);  // the child inherits it
+    TempDir out;
+    RunResult r = run_example(out, {example("busy_threads"), "6", "0.4"});
+    sched_setaffinity(0, sizeof before, &before);
+    ASSERT_EQ(r.exit_code(), 0) << r.err;
+    auto logs = read_logs(out.path());
+    ASSERT_EQ(logs.size(), 1u);
+    auto ends = logs[0].all("thread_end");
+    ASSERT_EQ(ends.size(), 6u);
+    for (const auto& e : ends) {
+        ASSERT_TRUE(e.contains("run_delay_ns")) << e.dump();
+        // About 5/6 of its life; at least half, whatever the scheduler's order.
+        EXPECT_GE(e["run_delay_ns"].get<std::int64_t>(), e["duration_ns"].get<std::int64_t>() / 2) << e.dump();
+    }
 }
 
 // Ten threads at a time writing 12,000 lines: the log crosses many chunks of
