@@ -19,6 +19,7 @@
 #include "analysis/runtime_classifier.hpp"
 #include "core/cpuset.hpp"
 #include "core/model.hpp"
+#include "core/saturating.hpp"
 
 namespace stacksage {
 
@@ -51,11 +52,7 @@ struct FlowView {
 
     // end - start (0 when the end is not after the start), held at INT64_MAX:
     // a model read from a file may hold any times.
-    std::int64_t lifetime_ns() const {
-        if (end_ns <= start_ns) return 0;
-        const std::uint64_t d = static_cast<std::uint64_t>(end_ns) - static_cast<std::uint64_t>(start_ns);
-        return d > static_cast<std::uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<std::int64_t>(d);
-    }
+    std::int64_t lifetime_ns() const { return end_ns <= start_ns ? 0 : subtract_saturating(end_ns, start_ns); }
 };
 
 struct ProcessView {

@@ -105,6 +105,33 @@ std::string base_name(std::string_view path) {
     return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
 }
 
+// What a process's threads other than the main one account for, over all
+// its images: the process's totals (process_end) less these are the main
+// thread's, which has no thread_end of its own.
+struct OtherThreadsTotals {
+    std::int64_t cpu_us = 0, nvcsw = 0, nivcsw = 0;
+    bool cpu_known = true, switches_known = true;  // false once a thread lacks the figure
+
+    void add(const ThreadRecord& t) {
+        if (t.utime_us >= 0 && t.stime_us >= 0)
+            cpu_us = add_saturating(cpu_us, add_saturating(t.utime_us, t.stime_us));
+        else
+            cpu_known = false;
+        if (t.nvcsw >= 0 && t.nivcsw >= 0) {
+            nvcsw = add_saturating(nvcsw, t.nvcsw);
+            nivcsw = add_saturating(nivcsw, t.nivcsw);
+        } else {
+            switches_known = false;
+        }
+    }
+
+    // total - others, at least 0 (the process's figure was read before some
+    // thread's, or a log is edited). Both are >= 0: no overflow.
+    static std::int64_t left_of(std::int64_t total, std::int64_t others) {
+        return std::max<std::int64_t>(0, total - others);
+    }
+};
+
 // Interned keys of the run model, looked up once.
 struct RunKeys {
     AttrKey pid, ppid, tid, rank, launcher, exe, cmdline, log, end_how, end_known, exit_status, utime, stime,
@@ -647,21 +674,11 @@ private:
         main.end_t = last.end_t;
         main.end_how = last.end_how;
         main.run_delay_ns = last.main_run_delay_ns;  // read for the main thread itself: nothing to derive
-        std::int64_t others_cpu_us = 0, others_nvcsw = 0, others_nivcsw = 0;
-        bool others_known = true, others_switches_known = true;
+        OtherThreadsTotals others;
         for (ProcessImage& im : images) {
             for (ThreadRecord& t : im.threads) {
                 if (!t.is_main) {
-                    if (t.utime_us >= 0 && t.stime_us >= 0)
-                        others_cpu_us = add_saturating(others_cpu_us, add_saturating(t.utime_us, t.stime_us));
-                    else
-                        others_known = false;
-                    if (t.nvcsw >= 0 && t.nivcsw >= 0) {
-                        others_nvcsw = add_saturating(others_nvcsw, t.nvcsw);
-                        others_nivcsw = add_saturating(others_nivcsw, t.nivcsw);
-                    } else {
-                        others_switches_known = false;
-                    }
+                    others.add(t);
                     continue;
                 }
                 if (!t.name.empty()) main.name = t.name;
@@ -672,19 +689,18 @@ private:
                 t.masks.clear();
             }
         }
-        // The process's CPU time covers all its threads, ended ones included:
-        // what the others do not account for is the main thread's.
+        // The process's CPU time and context switches cover all its threads,
+        // ended ones included: what the others do not account for is the
+        // main thread's.
         bool derived = false;
-        if (last.utime_us >= 0 && last.stime_us >= 0 && others_known) {
-            const std::int64_t total = add_saturating(last.utime_us, last.stime_us);
-            main.utime_us = std::max<std::int64_t>(0, total - others_cpu_us);  // both >= 0: no overflow
+        if (last.utime_us >= 0 && last.stime_us >= 0 && others.cpu_known) {
+            main.utime_us = OtherThreadsTotals::left_of(add_saturating(last.utime_us, last.stime_us), others.cpu_us);
             main.stime_us = 0;
             derived = true;
         }
-        // Likewise its context switches (the process's count all threads).
-        if (last.nvcsw >= 0 && last.nivcsw >= 0 && others_switches_known) {
-            main.nvcsw = std::max<std::int64_t>(0, last.nvcsw - others_nvcsw);  // both >= 0
-            main.nivcsw = std::max<std::int64_t>(0, last.nivcsw - others_nivcsw);
+        if (last.nvcsw >= 0 && last.nivcsw >= 0 && others.switches_known) {
+            main.nvcsw = OtherThreadsTotals::left_of(last.nvcsw, others.nvcsw);
+            main.nivcsw = OtherThreadsTotals::left_of(last.nivcsw, others.nivcsw);
         }
         std::unordered_map<std::int64_t, ComponentId> flow_of_tid;
         const ComponentId main_flow = add_flow(p, main, run_keys::kind_main);
