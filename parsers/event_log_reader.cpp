@@ -71,6 +71,7 @@ Result<EventLogSummary> parse_event_log(std::string_view text, const std::string
     // Reused across logs on a thread: its buffers stop growing after the first few.
     thread_local JsonDocument doc;
     std::size_t line_no = 0;
+    bool seen_event = false;  // a line that held a stacksage event, before this one
     std::size_t at = 0;
     while (at < text.size()) {
         std::size_t end = text.find('\n', at);
@@ -152,9 +153,16 @@ Result<EventLogSummary> parse_event_log(std::string_view text, const std::string
                            "missing or of the wrong type)");
         }
         if (*t < 0) {
+            // The first event dates the whole log (process_start): without
+            // it nothing after can be placed, so the file is refused by name.
+            if (!seen_event)
+                return corrupt(name, line_no,
+                               "the first event ('" + std::string(*name_field) + "') has a negative time (" +
+                                   std::to_string(*t) + "); the recorder never writes one");
             ++summary.negative_time_events;
             continue;
         }
+        seen_event = true;
         ev.version = static_cast<int>(*v);
         ev.name = *name_field;
         ev.t = *t;

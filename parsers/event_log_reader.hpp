@@ -52,7 +52,8 @@ struct EventLogSummary {
     std::size_t truncated_events = 0;
     // Events whose "t" is negative (the recorder writes CLOCK_MONOTONIC
     // nanoseconds, never negative): skipped, so that no time difference
-    // in the analysis can overflow.
+    // in the analysis can overflow. A negative first event is an error
+    // instead: it dates the whole log.
     std::size_t negative_time_events = 0;
     int newest_version = 0;         // highest "v" seen
     std::map<std::string, std::size_t, std::less<>> unknown_events;  // name -> count, skipped

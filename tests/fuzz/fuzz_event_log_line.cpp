@@ -132,7 +132,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     text += '\n';
     const Read followed = read(text);
     if (!alone.summary) {
-        if (followed.summary) std::abort();  // binary data is binary wherever it is
+        // Binary data is binary wherever it is; a first event before time 0
+        // leaves the log undated wherever it is followed.
+        if (followed.summary) std::abort();
     } else if (alone.summary->torn_last_line) {
         // A last line that is not an event is torn; before the last, corrupt.
         // (Pieces around NUL bytes are torn lines wherever they are.)

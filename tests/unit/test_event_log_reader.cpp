@@ -77,6 +77,22 @@ TEST(EventLogReader, LinesOfJsonWhiteSpaceAreBlank) {
     EXPECT_EQ(s.lines, 2u);
 }
 
+TEST(EventLogReader, AFirstEventBeforeTimeZeroIsCorruptAndSaysSo) {
+    std::string error;
+    std::string start = kStart;
+    start.replace(start.find("\"t\":100"), 7, "\"t\":-5");
+    EXPECT_TRUE(names(start + kEnd, nullptr, &error).empty());
+    EXPECT_NE(error.find("log.jsonl: corrupt event log, line 1: the first event ('process_start') has a negative time (-5)"),
+              std::string::npos)
+        << error;
+    // Later ones are skipped and counted.
+    EventLogSummary s;
+    std::string thread = kThread;
+    thread.replace(thread.find("\"t\":200"), 7, "\"t\":-9");
+    EXPECT_EQ(names(kStart + thread + kEnd, &s).size(), 2u);
+    EXPECT_EQ(s.negative_time_events, 1u);
+}
+
 TEST(EventLogReader, BinaryDataIsCorrupt) {
     std::string error;
     names(kStart + std::string("\x01\x02\0\0\x7f\x03", 6) + "\n" + kEnd, nullptr, &error);
