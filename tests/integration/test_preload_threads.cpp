@@ -151,7 +151,9 @@ TEST(PreloadThreads, AThousandShortLivedThreads) {
     // Threads this short are spared the read of their wait for a CPU (it
     // would cost more than their whole life); the main thread's is read.
     for (const auto& e : ends) EXPECT_FALSE(e.contains("run_delay_ns")) << e.dump();
-    if (std::filesystem::exists("/proc/thread-self/schedstat")) EXPECT_TRUE(end->contains("main_run_delay_ns"));
+    if (std::filesystem::exists("/proc/thread-self/schedstat")) {
+        EXPECT_TRUE(end->contains("main_run_delay_ns"));
+    }
 }
 
 // Six busy threads on one CPU: each runs a sixth of the time and waits for
