@@ -10,6 +10,9 @@ add_executable(bench_preload_startup preload_startup.cpp)
 target_include_directories(bench_preload_startup PRIVATE ${STACKSAGE_SOURCE_DIR})
 target_link_libraries(bench_preload_startup PRIVATE nlohmann_json::nlohmann_json)
 
-foreach(b bench_preload_create_cost bench_preload_run_overhead bench_preload_startup)
+add_executable(bench_preload_ab_compare preload_ab_compare.cpp)
+target_include_directories(bench_preload_ab_compare PRIVATE ${STACKSAGE_SOURCE_DIR})
+
+foreach(b bench_preload_create_cost bench_preload_run_overhead bench_preload_startup bench_preload_ab_compare)
   add_dependencies(${b} stacksage-preload stacksage-model)
 endforeach()

@@ -68,7 +68,10 @@ public:
             t.nvcsw = doc.get_int("nvcsw").value_or(-1);
             t.nivcsw = doc.get_int("nivcsw").value_or(-1);
             t.run_delay_ns = doc.get_int("run_delay_ns").value_or(-1);
+            t.cpu_time_at_exit = false;
             if (auto cpu = doc.get_int("cpu"); cpu && *cpu >= 0) t.last_cpu = static_cast<int>(*cpu);
+        } else if (ev.name == "thread_usage_at_exit") {
+            on_usage_at_exit(ev);
         } else if (ev.name == "affinity") {
             on_affinity(ev);
         } else if (ev.name == "thread_name") {
@@ -212,6 +215,24 @@ private:
             if (r.end_t < 0 || r.end_t >= t) return r;
         }
         return new_thread(tid, t, true);
+    }
+
+    // A thread still alive when the process exited, measured by the exiting
+    // thread. Its own thread_end, when it ended meanwhile and wrote one, is
+    // the better record and wins in either order.
+    void on_usage_at_exit(const EventLogEvent& ev) {
+        const JsonDocument& doc = *ev.doc;
+        const auto target = doc.get_int("target_tid");
+        const auto cpu_us = doc.get_int("cpu_us");
+        if (!target || *target <= 0 || !cpu_us || *cpu_us < 0) return;
+        ThreadRecord* t = nullptr;
+        if (auto it = by_tid_.find(*target); it != by_tid_.end()) t = &p_.threads[it->second];
+        if (t != nullptr && !t->end_how.empty()) return;
+        if (t == nullptr) t = &new_thread(*target, ev.t, true);
+        t->utime_us = *cpu_us;
+        t->stime_us = 0;
+        t->run_delay_ns = doc.get_int("run_delay_ns").value_or(-1);
+        t->cpu_time_at_exit = true;
     }
 
     void set_mask(ThreadRecord& t, std::int64_t when, Cpuset mask) {

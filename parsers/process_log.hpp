@@ -43,6 +43,10 @@ struct ThreadRecord {
     std::int64_t nvcsw = -1;      // voluntary context switches (it blocked); -1: unknown
     std::int64_t nivcsw = -1;     // involuntary ones (preempted while it could run)
     std::int64_t run_delay_ns = -1;  // time it could run but waited for a CPU; -1: not recorded
+    // The CPU time was read at the process's exit (thread_usage_at_exit: the
+    // thread was never joined): utime_us holds user + system time, stime_us
+    // is 0, and the context switches are unknown.
+    bool cpu_time_at_exit = false;
     std::optional<Cpuset> attr_cpuset;
     std::vector<MaskChange> masks;  // in time order; the first is the starting mask
     int first_cpu = -1;             // the CPU it was seen on at its start; -1: unknown

@@ -135,7 +135,7 @@ struct OtherThreadsTotals {
 // Interned keys of the run model, looked up once.
 struct RunKeys {
     AttrKey pid, ppid, tid, rank, launcher, exe, cmdline, log, end_how, end_known, exit_status, utime, stime,
-        nvcsw, nivcsw, run_delay, cpu_time_derived, cgroup_cpuset, online_cpus, mpi_size, mpi_thread_level, mpi_init_ns,
+        nvcsw, nivcsw, run_delay, cpu_time_derived, cpu_time_at_exit, cgroup_cpuset, online_cpus, mpi_size, mpi_thread_level, mpi_init_ns,
         mpi_finalize_ns, seq, creator_tid, creator_module, start_module, attr_cpuset, last_cpu,
         topology_source, job_restricted, logical_index_key, hwloc_hostname;
     explicit RunKeys(Model& m)
@@ -145,7 +145,8 @@ struct RunKeys {
           end_known(m.key(run_keys::end_known)), exit_status(m.key(run_keys::exit_status)),
           utime(m.key(run_keys::utime_us)), stime(m.key(run_keys::stime_us)), nvcsw(m.key(run_keys::nvcsw)),
           nivcsw(m.key(run_keys::nivcsw)), run_delay(m.key(run_keys::run_delay_ns)),
-          cpu_time_derived(m.key(run_keys::cpu_time_derived)), cgroup_cpuset(m.key(run_keys::cgroup_cpuset)),
+          cpu_time_derived(m.key(run_keys::cpu_time_derived)), cpu_time_at_exit(m.key(run_keys::cpu_time_at_exit)),
+          cgroup_cpuset(m.key(run_keys::cgroup_cpuset)),
           online_cpus(m.key(run_keys::online_cpus)), mpi_size(m.key(run_keys::mpi_size)),
           mpi_thread_level(m.key(run_keys::mpi_thread_level)), mpi_init_ns(m.key(run_keys::mpi_init_ns)),
           mpi_finalize_ns(m.key(run_keys::mpi_finalize_ns)), seq(m.key(run_keys::seq)),
@@ -614,6 +615,7 @@ private:
         if (t.nvcsw >= 0) m.set_attr(flow, k.nvcsw, t.nvcsw);
         if (t.nivcsw >= 0) m.set_attr(flow, k.nivcsw, t.nivcsw);
         if (t.run_delay_ns >= 0) m.set_attr(flow, k.run_delay, t.run_delay_ns);
+        if (t.cpu_time_at_exit) m.set_attr(flow, k.cpu_time_at_exit, std::int64_t{1});
         if (t.attr_cpuset) m.set_attr(flow, k.attr_cpuset, *t.attr_cpuset);
         if (!t.masks.empty()) m.set_attr(flow, keys::cpuset, t.masks.back().cpuset);
         ++run_.stats.flows;

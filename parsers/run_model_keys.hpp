@@ -45,6 +45,8 @@ inline constexpr std::string_view nvcsw = "nvcsw";                // voluntary c
 inline constexpr std::string_view nivcsw = "nivcsw";              // involuntary ones (preempted)
 inline constexpr std::string_view run_delay_ns = "run_delay_ns";  // flows: ns it could run but waited for a CPU
 inline constexpr std::string_view cpu_time_derived = "cpu_time_derived";  // 1: main thread's, derived from the process's
+// 1: read at the process's exit from a thread never joined: utime_us is user + system, stime_us 0.
+inline constexpr std::string_view cpu_time_at_exit = "cpu_time_at_exit";
 inline constexpr std::string_view cgroup_cpuset = "cgroup_cpuset";
 inline constexpr std::string_view online_cpus = "online_cpus";
 inline constexpr std::string_view mpi_size = "mpi_size";

@@ -23,6 +23,7 @@ namespace stacksage::preload {
 void write_process_model_at_exit(const char* skip_reason);  // process_model_hook.cpp
 bool in_application_signal_handler();  // signal_events.cpp
 void finish_sampling_at_exit();      // sampling_hook.cpp
+void write_usage_of_live_threads();  // thread_events.cpp
 
 namespace {
 
@@ -66,6 +67,9 @@ void write_process_end(const char* how, int status) {
     ProcessState& p = process();
     if (p.ended.exchange(true)) return;
     RecorderScope scope;
+    // Threads that are never joined (a GNU OpenMP pool, detached helpers)
+    // write no thread_end: their CPU time is read here, before the process's.
+    write_usage_of_live_threads();
     char buf[1024];
     JsonLine line(buf, sizeof buf);
     begin_event(line, "process_end");

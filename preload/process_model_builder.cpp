@@ -134,6 +134,19 @@ void ProcessModelBuilder::on_thread_end(const nlohmann::json& e, std::uint64_t t
     if (e.contains("cpu")) model_.set_attr(f, model_.key("last_cpu"), as_int(e["cpu"]));
 }
 
+void ProcessModelBuilder::on_usage_at_exit(const nlohmann::json& e) {
+    ComponentId f = flow(static_cast<int>(as_int(e.value("target_tid", nlohmann::json()))));
+    // A thread that ended meanwhile wrote its own, better figures.
+    if (f == kNoComponent || model_.get_int(f, keys::end_ns)) return;
+    const auto cpu = e.find("cpu_us");
+    if (cpu == e.end() || as_int(*cpu) < 0) return;
+    model_.set_attr(f, model_.key(run_keys::utime_us), as_int(*cpu));  // user + system: one clock
+    model_.set_attr(f, model_.key(run_keys::stime_us), std::int64_t{0});
+    model_.set_attr(f, model_.key(run_keys::cpu_time_at_exit), std::int64_t{1});
+    if (const auto it = e.find(run_keys::run_delay_ns); it != e.end())
+        model_.set_attr(f, model_.key(run_keys::run_delay_ns), as_int(*it));
+}
+
 void ProcessModelBuilder::on_affinity(const nlohmann::json& e, std::uint64_t t) {
     if (as_int(e.value("rc", nlohmann::json())) != 0) return;
     ComponentId f = flow(static_cast<int>(as_int(e.value("target_tid", nlohmann::json()))));
@@ -192,6 +205,8 @@ void ProcessModelBuilder::apply(const nlohmann::json& event) {
         on_thread_start(event, t);
     else if (ev == "thread_end")
         on_thread_end(event, t);
+    else if (ev == "thread_usage_at_exit")
+        on_usage_at_exit(event);
     else if (ev == "affinity")
         on_affinity(event, t);
     else if (ev == "mpi_init")

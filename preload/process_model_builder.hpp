@@ -58,6 +58,7 @@ private:
     void on_process_start(const nlohmann::json& e, std::uint64_t t);
     void on_thread_start(const nlohmann::json& e, std::uint64_t t);
     void on_thread_end(const nlohmann::json& e, std::uint64_t t);
+    void on_usage_at_exit(const nlohmann::json& e);
     void on_affinity(const nlohmann::json& e, std::uint64_t t);
     void on_snapshot(const nlohmann::json& e, std::uint64_t t, const char* why);
     void on_end(const nlohmann::json& e, std::uint64_t t);

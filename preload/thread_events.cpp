@@ -17,6 +17,7 @@
 #include "preload/real_functions.hpp"
 #include "preload/run_delay.hpp"
 #include "preload/sampling_hook.hpp"
+#include "preload/thread_cpu_clock.hpp"
 #include "preload/thread_registry.hpp"
 #include "preload/thread_trampoline.h"
 #include "preload/tracer.hpp"
@@ -78,24 +79,27 @@ void add_module(JsonLine& line, const char* key, const Module* m) {
         line.null();
 }
 
-// Whether to read the thread's wait for a CPU at its end: only for a thread
-// that lived at least 100 ms and ran under half that time (the analyzer
-// needs the wait only for flows under a tenth of a CPU). The read is not
-// free: in a thread that just started it took 24-37 us, and the thread's
-// exit (whose procfs entries the read created) took 35-70 us longer on an
-// idle 2-CPU VM and about 1.3 ms longer with both CPUs busy. Paid by every
-// thread, it made a create+join of an empty thread ten times dearer; paid
-// by threads of 100 ms or more it is under 0.1 % of their life on an idle
-// machine. Shorter threads are classified by their context switches.
-bool run_delay_is_wanted(bool have_usage, const struct rusage& ru, std::uint64_t start_ns, std::uint64_t end_ns) {
+// CPU time (user + system) of a getrusage result, in ns.
+std::int64_t cpu_ns_of(const struct rusage& ru) {
+    return (static_cast<std::int64_t>(ru.ru_utime.tv_sec) + ru.ru_stime.tv_sec) * 1'000'000'000 +
+           (static_cast<std::int64_t>(ru.ru_utime.tv_usec) + ru.ru_stime.tv_usec) * 1000;
+}
+
+// Whether to read a thread's wait for a CPU: only for a thread that lived at
+// least 100 ms and ran under half that time (the analyzer needs the wait
+// only for flows under a tenth of a CPU). The read is not free: in a thread
+// that just started it took 24-37 us, and the thread's exit (whose procfs
+// entries the read created) took 35-70 us longer on an idle 2-CPU VM and
+// about 1.3 ms longer with both CPUs busy. Paid by every thread, it made a
+// create+join of an empty thread ten times dearer; paid by threads of 100 ms
+// or more it is under 0.1 % of their life on an idle machine. Shorter
+// threads are classified by their context switches.
+// \param cpu_ns the thread's CPU time; -1 when unknown.
+bool run_delay_is_wanted(std::int64_t cpu_ns, std::uint64_t start_ns, std::uint64_t end_ns) {
     constexpr std::uint64_t kShortestLife = 100'000'000;
     if (start_ns == 0) return true;  // not started under our eyes: its length is unknown
     if (end_ns <= start_ns || end_ns - start_ns < kShortestLife) return false;
-    if (!have_usage) return true;
-    const std::uint64_t cpu_ns =
-        (static_cast<std::uint64_t>(ru.ru_utime.tv_sec) + static_cast<std::uint64_t>(ru.ru_stime.tv_sec)) * 1000000000u +
-        (static_cast<std::uint64_t>(ru.ru_utime.tv_usec) + static_cast<std::uint64_t>(ru.ru_stime.tv_usec)) * 1000u;
-    return cpu_ns < (end_ns - start_ns) / 2;
+    return cpu_ns < 0 || static_cast<std::uint64_t>(cpu_ns) < (end_ns - start_ns) / 2;
 }
 
 void write_thread_end(const char* how) {
@@ -126,12 +130,50 @@ void write_thread_end(const char* how) {
         if (t.start_ns != 0) line.field_u("duration_ns", end_ns - t.start_ns);
         // How long it waited for a CPU: it tells a starved thread from an
         // idle one (analysis/activity.hpp).
-        if (run_delay_is_wanted(have_usage, ru, t.start_ns, end_ns))
+        if (run_delay_is_wanted(have_usage ? cpu_ns_of(ru) : -1, t.start_ns, end_ns))
             if (const std::int64_t waited = read_run_delay_ns(0); waited >= 0) line.field("run_delay_ns", waited);
     });
 }
 
+// For the walk over the live threads at exit.
+struct LiveThreadWalk {
+    std::uint64_t now_ns = 0;
+    int own_tid = 0;
+    // Reads of the wait for a CPU left: each costs tens of microseconds at
+    // exit, so a process with thousands of idle threads stops paying after
+    // these (the rest are classified by CPU time alone).
+    int run_delay_reads_left = 256;
+};
+
+void write_live_thread_usage(int tid, std::uint64_t start_ns, void* context) {
+    auto& walk = *static_cast<LiveThreadWalk*>(context);
+    const std::int64_t cpu_ns = read_thread_cpu_ns(tid == walk.own_tid ? 0 : tid);
+    if (cpu_ns < 0) return;  // ended meanwhile: its thread_end says it all
+    std::int64_t waited = -1;
+    if (walk.run_delay_reads_left > 0 && run_delay_is_wanted(cpu_ns, start_ns, walk.now_ns)) {
+        --walk.run_delay_reads_left;
+        waited = read_run_delay_ns(tid == walk.own_tid ? 0 : tid);
+    }
+    // A small line of its own (not write_event): exit may be called from a
+    // signal handler, where the shared big buffer's lock must not be taken.
+    char buf[256];
+    JsonLine line(buf, sizeof buf);
+    begin_event(line, "thread_usage_at_exit");
+    line.field("target_tid", static_cast<std::int64_t>(tid));
+    line.field("cpu_us", cpu_ns / 1000);
+    if (start_ns != 0 && walk.now_ns > start_ns) line.field_u("duration_ns", walk.now_ns - start_ns);
+    if (waited >= 0) line.field("run_delay_ns", waited);
+    emit(line, "thread_usage_at_exit");
+}
+
 }  // namespace
+
+void write_usage_of_live_threads() {
+    LiveThreadWalk walk;
+    walk.now_ns = monotonic_ns();
+    walk.own_tid = current_tid();
+    for_each_registered_thread(&write_live_thread_usage, &walk);
+}
 
 }  // namespace stacksage::preload
 
@@ -148,7 +190,7 @@ extern "C" void stacksage_thread_begin(void* launch, void* (**start)(void*), voi
     *start = l->start;
     *arg = l->arg;
     t.seq = process().thread_seq.fetch_add(1, std::memory_order_relaxed) + 1;
-    register_thread(static_cast<std::uintptr_t>(pthread_self()), t.tid);
+    register_thread(static_cast<std::uintptr_t>(pthread_self()), t.tid, t.start_ns);
     if (process().state.load(std::memory_order_acquire) == static_cast<int>(TracerState::Ready)) {
         RecorderScope scope;
         CpuMask mask;

@@ -12,9 +12,16 @@
 
 namespace stacksage::preload {
 
-void register_thread(std::uintptr_t pthread_id, int tid);
+// \param start_ns when the thread started (monotonic_ns), for for_each_registered_thread.
+void register_thread(std::uintptr_t pthread_id, int tid, std::uint64_t start_ns);
 void unregister_thread(std::uintptr_t pthread_id);
 // The tid, or -1 when the thread is not known (not started by us, or ended).
 int find_thread_tid(std::uintptr_t pthread_id);
+
+// Calls visit(tid, start_ns, context) for every thread registered now: those
+// the recorder started that have not ended. Lock-free and async-signal-safe
+// (it walks the whole table: tens of microseconds, meant for the exit path).
+// A thread that starts or ends during the walk may be seen or not.
+void for_each_registered_thread(void (*visit)(int tid, std::uint64_t start_ns, void* context), void* context);
 
 }  // namespace stacksage::preload

@@ -3,6 +3,8 @@
 // syscall(SYS_sched_setaffinity); both must be seen, and named as creators.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "tests/integration/log_checks.hpp"
 
 namespace stacksage::testing {
@@ -44,6 +46,47 @@ TEST(PreloadOpenMP, LibgompBindsThroughTheAttributes) {
             EXPECT_EQ(cpuset_of(a["cpuset"]).count(), 1u);
         }
     EXPECT_TRUE(master_bound);
+}
+
+// libgomp never joins its pool: the pool threads write no thread_end. The
+// exiting main thread measures each (CPU clock; the wait for a CPU when the
+// thread ran under half its life of 100 ms or more) before process_end.
+TEST(PreloadOpenMP, LibgompsPoolIsMeasuredAtExit) {
+#ifndef STACKSAGE_HAVE_GOMP_EXAMPLE
+    GTEST_SKIP() << "omp_gomp was not built (no OpenMP for the C compiler)";
+#endif
+    TempDir out;
+    RunOptions o;
+    o.argv = {example("omp_gomp"), "0.05", "0.4"};  // 50 ms in parallel, 400 ms serial
+    o.output = out.path();
+    o.env = {{"OMP_NUM_THREADS", "3"}, {"OMP_WAIT_POLICY", "passive"}};
+    RunResult r = run(o);
+    ASSERT_EQ(r.exit_code(), 0) << r.err;
+    auto logs = read_logs(out.path());
+    ASSERT_EQ(logs.size(), 1u);
+    const ProcessLog& log = logs[0];
+    expect_well_formed(log);
+    auto starts = log.all("thread_start");
+    ASSERT_EQ(starts.size(), 2u);
+    EXPECT_TRUE(log.all("thread_end").empty());
+    auto usages = log.all("thread_usage_at_exit");
+    ASSERT_EQ(usages.size(), 2u);
+    std::set<std::int64_t> pool, measured;
+    for (const auto& s : starts) pool.insert(s["tid"].get<std::int64_t>());
+    bool process_end_seen = false;
+    for (const auto& e : log.events) {
+        if (e["ev"] == "process_end") process_end_seen = true;
+        if (e["ev"] != "thread_usage_at_exit") continue;
+        EXPECT_FALSE(process_end_seen) << "measured before the process's own end: " << e.dump();
+        EXPECT_EQ(e["tid"], log.pid()) << "written by the exiting main thread";
+        measured.insert(e["target_tid"].get<std::int64_t>());
+        // Computed part of 50 ms, then slept (passive wait) for 400.
+        EXPECT_GT(e["cpu_us"].get<std::int64_t>(), 0) << e.dump();
+        EXPECT_LT(e["cpu_us"].get<std::int64_t>(), 200'000) << e.dump();
+        EXPECT_GE(e["duration_ns"].get<std::int64_t>(), 400'000'000) << e.dump();
+        EXPECT_TRUE(e.contains("run_delay_ns")) << e.dump();
+    }
+    EXPECT_EQ(measured, pool);
 }
 
 TEST(PreloadOpenMP, LlvmLibompBindsThroughTheRawSyscall) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 
 #include "core/model_json.hpp"
 #include "tests/integration/log_checks.hpp"
@@ -109,6 +110,47 @@ TEST(ProcessModel, FlowsAndTheirIntervalsOnTheTopology) {
                       true);
         }
     }
+}
+
+// libgomp's pool is never joined: its flows take their CPU time (and wait
+// for a CPU) from the thread_usage_at_exit lines, marked as read at exit.
+TEST(ProcessModel, ThreadsAliveAtExitCarryTheirCpuTime) {
+#ifndef STACKSAGE_HAVE_GOMP_EXAMPLE
+    GTEST_SKIP() << "omp_gomp was not built (no OpenMP for the C compiler)";
+#endif
+    TempDir out;
+    RunOptions o;
+    o.argv = {example("omp_gomp"), "0.02", "0.2"};
+    o.output = out.path();
+    o.env = {{"OMP_NUM_THREADS", "3"}, {"OMP_WAIT_POLICY", "passive"}};
+    RunResult r = run(o);
+    ASSERT_EQ(r.exit_code(), 0) << r.err;
+    auto logs = read_logs(out.path());
+    ASSERT_EQ(logs.size(), 1u);
+    std::map<std::int64_t, std::int64_t> cpu_of;
+    for (const auto& u : logs[0].all("thread_usage_at_exit")) cpu_of[u["target_tid"]] = u["cpu_us"];
+    ASSERT_EQ(cpu_of.size(), 2u);
+    fs::path file = logs[0].file;
+    file.replace_extension(".model.json");
+    Result<Model> loaded = read_model_json(file.string());
+    ASSERT_TRUE(loaded) << loaded.error().message;
+    Model& m = *loaded;
+    const ComponentId proc = m.components_of_type(ComponentType::Process).at(0);
+    std::size_t pool = 0;
+    for (ComponentId f : m.children(proc)) {
+        const std::int64_t tid = m.get_int(f, m.key("tid")).value_or(-1);
+        if (tid == logs[0].pid()) {
+            EXPECT_FALSE(m.get_int(f, m.key("cpu_time_at_exit"))) << "the main thread";
+            continue;
+        }
+        ++pool;
+        ASSERT_TRUE(cpu_of.count(tid)) << "tid " << tid;
+        EXPECT_EQ(m.get_int(f, m.key("utime_us")), cpu_of[tid]);
+        EXPECT_EQ(m.get_int(f, m.key("stime_us")), 0);
+        EXPECT_EQ(m.get_int(f, m.key("cpu_time_at_exit")), 1);
+        EXPECT_TRUE(m.get_int(f, m.key("run_delay_ns"))) << "tid " << tid;
+    }
+    EXPECT_EQ(pool, 2u);
 }
 
 TEST(ProcessModel, SingleThreadedHelpersGetNoModel) {

@@ -78,7 +78,8 @@ struct SyntheticThread {
     std::int64_t cpu_time_us = -1;       // -1: busy the whole lifetime
     std::int64_t nvcsw = 1, nivcsw = 1;  // context switches: voluntary (blocked), involuntary (preempted)
     std::int64_t run_delay_ns = -1;      // its wait for a CPU; -1: not written
-    bool write_end = true;               // false: no thread_end (killed)
+    bool write_end = true;               // false: no thread_end (killed, or alive at the process's exit)
+    bool usage_at_exit = false;          // with write_end false: its CPU time written at the process's exit
     std::vector<std::pair<std::int64_t, std::string>> affinity;  // (t, new mask) changes by the thread itself
 };
 
@@ -172,6 +173,15 @@ inline std::string event_log_text(const SyntheticProcess& p) {
                fmt::format(",\"how\":\"return\",\"seq\":1,\"cpuset\":{},\"cpu\":0,\"utime_us\":{},\"stime_us\":0,"
                            "\"nvcsw\":{},\"nivcsw\":{},\"duration_ns\":{}{}}}\n",
                            json_mask(mask), cpu, t.nvcsw, t.nivcsw, end - start,
+                           t.run_delay_ns >= 0 ? fmt::format(",\"run_delay_ns\":{}", t.run_delay_ns) : "");
+    }
+    for (const SyntheticThread& t : p.threads) {
+        if (t.write_end || !t.usage_at_exit || !p.write_end) continue;
+        const std::int64_t start = t.start_ns >= 0 ? t.start_ns : p.start_ns + 1'000'000;
+        const std::int64_t cpu = t.cpu_time_us >= 0 ? t.cpu_time_us : (p.end_ns - start) / 1000;
+        threads_cpu += cpu;
+        out += head("thread_usage_at_exit", p.end_ns - 1, p.pid) +
+               fmt::format(",\"target_tid\":{},\"cpu_us\":{},\"duration_ns\":{}{}}}\n", t.tid, cpu, p.end_ns - 1 - start,
                            t.run_delay_ns >= 0 ? fmt::format(",\"run_delay_ns\":{}", t.run_delay_ns) : "");
     }
     if (p.mpi)

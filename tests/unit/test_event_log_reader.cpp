@@ -170,6 +170,68 @@ TEST(ProcessLog, InterpretsThreadsMasksAndEnd) {
     EXPECT_EQ(t.end_t, 1000);  // no thread_end: closed by the process's end
 }
 
+// A thread never joined (a GNU OpenMP pool) has no thread_end: the exiting
+// thread wrote its CPU time, read through the thread's CPU clock.
+TEST(ProcessLog, ALiveThreadsUsageAtExitGivesItsCpuTime) {
+    const std::string usage =
+        R"({"v":1,"ev":"thread_usage_at_exit","t":990,"pid":7,"tid":7,"target_tid":8,"cpu_us":40,"duration_ns":790,"run_delay_ns":12})"
+        "\n";
+    auto r = parse_process_log(kStart + kThread + usage + kEnd, "log");
+    ASSERT_TRUE(r) << r.error().message;
+    ASSERT_EQ(r->threads.size(), 2u);
+    const ThreadRecord& t = r->threads[1];
+    EXPECT_FALSE(t.discovered);
+    EXPECT_TRUE(t.cpu_time_at_exit);
+    EXPECT_EQ(t.utime_us, 40);
+    EXPECT_EQ(t.stime_us, 0);
+    EXPECT_EQ(t.run_delay_ns, 12);
+    EXPECT_EQ(t.nvcsw, -1);  // the clock says nothing of switches
+    EXPECT_EQ(t.end_t, 1000);  // alive to the end
+    EXPECT_TRUE(t.end_how.empty());
+}
+
+// The thread ended while the process exited and wrote its own thread_end,
+// before or after the exiting thread measured it: its own figures win.
+TEST(ProcessLog, AThreadsOwnEndWinsOverItsUsageAtExit) {
+    const std::string usage =
+        R"({"v":1,"ev":"thread_usage_at_exit","t":980,"pid":7,"tid":7,"target_tid":8,"cpu_us":40})" "\n";
+    const std::string end =
+        R"({"v":1,"ev":"thread_end","t":985,"pid":7,"tid":8,"how":"return","utime_us":30,"stime_us":20,"nvcsw":2,"nivcsw":1})"
+        "\n";
+    for (const std::string& middle : {usage + end, end + usage}) {
+        auto r = parse_process_log(kStart + kThread + middle + kEnd, "log");
+        ASSERT_TRUE(r) << r.error().message;
+        ASSERT_EQ(r->threads.size(), 2u) << "no thread is invented for the late measure";
+        const ThreadRecord& t = r->threads[1];
+        EXPECT_FALSE(t.cpu_time_at_exit);
+        EXPECT_EQ(t.utime_us, 30);
+        EXPECT_EQ(t.stime_us, 20);
+        EXPECT_EQ(t.nvcsw, 2);
+        EXPECT_EQ(t.end_how, "return");
+    }
+}
+
+// Hand-edited or damaged measures are ignored; an unknown tid is a thread
+// the recorder registered before its log could say so (discovered).
+TEST(ProcessLog, ABadUsageAtExitIsIgnored) {
+    std::string lines;
+    for (const char* fields : {R"("target_tid":8)", R"("target_tid":8,"cpu_us":-5)", R"("target_tid":0,"cpu_us":5)",
+                               R"("target_tid":-3,"cpu_us":5)", R"("target_tid":"8","cpu_us":5)", R"("cpu_us":5)"})
+        lines += std::string(R"({"v":1,"ev":"thread_usage_at_exit","t":990,"pid":7,"tid":7,)") + fields + "}\n";
+    auto r = parse_process_log(kStart + kThread + lines + kEnd, "log");
+    ASSERT_TRUE(r) << r.error().message;
+    ASSERT_EQ(r->threads.size(), 2u);
+    EXPECT_FALSE(r->threads[1].cpu_time_at_exit);
+    EXPECT_EQ(r->threads[1].utime_us, -1);
+    auto unknown = parse_process_log(
+        kStart + R"({"v":1,"ev":"thread_usage_at_exit","t":990,"pid":7,"tid":7,"target_tid":9,"cpu_us":5})" "\n" + kEnd,
+        "log");
+    ASSERT_TRUE(unknown);
+    ASSERT_EQ(unknown->threads.size(), 2u);
+    EXPECT_TRUE(unknown->threads[1].discovered);
+    EXPECT_EQ(unknown->threads[1].utime_us, 5);
+}
+
 TEST(ProcessLog, AKilledProcessEndsAtItsLastEvent) {
     auto r = parse_process_log(kStart + kThread, "log");
     ASSERT_TRUE(r);

@@ -109,6 +109,40 @@ TEST(LiveRuns, OneThreadUnderTasksetLeavesCoreOneIdle) {
     EXPECT_EQ(report["summary"]["processes"], 1);
 }
 
+// A team of 4 that computed for 0.1 s, then sat idle (passive wait) for 1 s
+// while the main thread worked alone: libgomp never joins its pool. The
+// pool's CPU time, read at exit, makes its threads service flows: the cores
+// are not over-subscribed; one thread had two cores (underloaded).
+TEST(LiveRuns, AnIdleGnuOpenMpPoolIsNotLoad) {
+    const std::string omp = kBin + "/examples/omp_gomp";
+    REQUIRE_PROGRAM(omp);
+    stacksage::testing::TempDir dir;
+    const auto report =
+        record_and_report(dir, "OMP_NUM_THREADS=4 OMP_WAIT_POLICY=passive", "taskset -c 0,1 " + omp + " 0.1 1.0");
+    ASSERT_FALSE(report.is_discarded());
+    EXPECT_TRUE(findings(report, "overloaded-resources").empty()) << report.dump(1);
+    const auto service = findings(report, "service-flows");
+    ASSERT_EQ(service.size(), 1u) << report.dump(1);
+    ASSERT_EQ(service[0]["flows"].size(), 3u) << service[0].dump(1);
+    for (const auto& f : service[0]["flows"]) EXPECT_EQ(f["runtime"], "GNU OpenMP") << f.dump();
+    EXPECT_EQ(findings(report, "underloaded-reservation").size(), 1u) << report.dump(1);
+}
+
+// The same pool, 24 strong and computing all the time on 2 cores: each
+// thread gets about 8 % of a CPU, under the service threshold, and is never
+// joined. Its wait for a CPU, read at exit, shows it was starved: load.
+TEST(LiveRuns, AStarvedGnuOpenMpPoolIsLoad) {
+    const std::string omp = kBin + "/examples/omp_gomp";
+    REQUIRE_PROGRAM(omp);
+    stacksage::testing::TempDir dir;
+    const auto report = record_and_report(dir, "OMP_NUM_THREADS=24", "taskset -c 0,1 " + omp + " 1.0");
+    ASSERT_FALSE(report.is_discarded());
+    const auto overloaded = findings(report, "overloaded-resources");
+    ASSERT_EQ(overloaded.size(), 1u) << report.dump(1);
+    EXPECT_GE(overloaded[0]["figures"]["starved_threads"].get<int>(), 12) << overloaded[0].dump(1);
+    EXPECT_LE(report["nodes"][0]["service_threads"].get<int>(), 1) << report["nodes"][0].dump(1);
+}
+
 // 24 joined threads computing on 2 cores: each gets about 8 % of a CPU, under
 // the service threshold, but it was waiting for one (preempted, never
 // blocked): the cores are over-subscribed, not idle, and only the main

@@ -219,6 +219,52 @@ TEST(RunLoader, TheWaitForACpuReachesTheModelAndDecides) {
     EXPECT_EQ(starved, 96);
 }
 
+// A GNU OpenMP team of 4 on 2 cores that computed for 5 % of the run, then
+// sat idle while the main thread worked alone: libgomp never joins its
+// pool, so the 3 pool threads have no thread_end. Their CPU time, written at
+// the process's exit, makes them service flows; the main thread's share is
+// then derived from the process's. Without it (logs of older recorders) they
+// count as load and the 2 cores look over-subscribed.
+TEST(RunLoader, AnIdleOpenMpPoolAliveAtExitIsServiceNotLoad) {
+    for (const bool usage_at_exit : {true, false}) {
+        SCOPED_TRACE(usage_at_exit ? "usage at exit" : "no usage at exit");
+        TempDir dir;
+        SyntheticRun run(dir.path());
+        run.write_run_json(R"(["./omp"])");
+        run.add_host("n01", "pack:1 core:2 pu:1");
+        SyntheticProcess p = busy_process("n01", 100, -1, 4, "0-1");  // main + 3 pool threads
+        p.end_ns = p.start_ns + 2'000'000'000;
+        p.main_cpu_time_us = 1'900'000;
+        for (SyntheticThread& t : p.threads) {
+            t.write_end = false;
+            t.usage_at_exit = usage_at_exit;
+            t.cpu_time_us = 100'000;  // 5 % of its life
+            t.run_delay_ns = 20'000'000;
+        }
+        run.add_process(p);
+        LoadedRun r = load(dir);
+        const Model& m = r.model;
+        const auto flows = m.children(m.components_of_type(ComponentType::Process).front());
+        ASSERT_EQ(flows.size(), 4u);
+        const AttrKey utime = *m.find_key(run_keys::utime_us);
+        const AnalysisResult a = analyze(r.model);
+        ASSERT_EQ(a.nodes.size(), 1u);
+        bool overloaded = false;
+        for (const Finding& f : a.findings) overloaded = overloaded || f.code == "overloaded-resources";
+        if (usage_at_exit) {
+            EXPECT_EQ(*m.get_int(flows[1], utime), 100'000);
+            EXPECT_EQ(m.get_int(flows[1], *m.find_key(run_keys::cpu_time_at_exit)), 1);
+            EXPECT_EQ(*m.get_int(flows[0], utime), 1'900'000);  // the main thread's, derived
+            EXPECT_EQ(a.nodes[0].service_threads, 3u);
+            EXPECT_FALSE(overloaded);
+        } else {
+            EXPECT_FALSE(m.get_int(flows[1], utime));
+            EXPECT_EQ(a.nodes[0].service_threads, 0u);
+            EXPECT_TRUE(overloaded);
+        }
+    }
+}
+
 // CPU times and switch counts are whatever a log says, up to INT64_MAX: the
 // sums that derive the main thread's share saturate instead of overflowing
 // (UBSan stops the sanitizer build on a signed overflow).
