@@ -139,9 +139,11 @@ void write_thread_end(const char* how) {
 struct LiveThreadWalk {
     std::uint64_t now_ns = 0;
     int own_tid = 0;
-    // Reads of the wait for a CPU left: each costs tens of microseconds at
-    // exit, so a process with thousands of idle threads stops paying after
-    // these (the rest are classified by CPU time alone).
+    // Reads of the wait for a CPU left: each costs about 20 us here and
+    // leaves procfs entries the kernel removes at teardown (a few ms per
+    // process in all: docs/PERFORMANCE.md), so a process with thousands of
+    // idle threads stops paying after these; the rest are classified by
+    // CPU time alone.
     int run_delay_reads_left = 256;
 };
 
