@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "preload/text.hpp"
+
 namespace stacksage::preload {
 
 namespace {
@@ -62,10 +64,9 @@ long rank_from_environment() {
     for (const char* name : kOrder) {
         const char* v = std::getenv(name);
         if (v == nullptr || *v == '\0') continue;
-        long r = 0;
+        std::uint64_t r = 0;
         const char* p = v;
-        for (; *p >= '0' && *p <= '9' && r < 100000000; ++p) r = r * 10 + (*p - '0');
-        if (*p == '\0') return r;
+        if (read_decimal(p, 999'999'999, r) && *p == '\0') return static_cast<long>(r);
     }
     return -1;
 }

@@ -53,10 +53,8 @@ void add_environment(JsonLine& line) {
 }
 
 void add_rusage(JsonLine& line, const struct rusage& ru) {
-    line.field("utime_us", static_cast<std::int64_t>(ru.ru_utime.tv_sec) * 1000000 +
-                               ru.ru_utime.tv_usec);
-    line.field("stime_us", static_cast<std::int64_t>(ru.ru_stime.tv_sec) * 1000000 +
-                               ru.ru_stime.tv_usec);
+    line.field("utime_us", microseconds(ru.ru_utime));
+    line.field("stime_us", microseconds(ru.ru_stime));
     line.field("nvcsw", static_cast<std::int64_t>(ru.ru_nvcsw));
     line.field("nivcsw", static_cast<std::int64_t>(ru.ru_nivcsw));
     line.field("minflt", static_cast<std::int64_t>(ru.ru_minflt));

@@ -9,15 +9,10 @@ namespace stacksage::preload {
 
 namespace {
 
-// One decimal number at *p, then skips the spaces after it; false when no digit
-// is there or the value exceeds INT64_MAX.
+// One decimal number at *p, then the spaces after it.
 bool read_number(const char*& p, std::int64_t& out) {
-    if (*p < '0' || *p > '9') return false;
     std::uint64_t v = 0;
-    for (; *p >= '0' && *p <= '9'; ++p) {
-        v = v * 10 + static_cast<std::uint64_t>(*p - '0');
-        if (v > static_cast<std::uint64_t>(INT64_MAX)) return false;
-    }
+    if (!read_decimal(p, static_cast<std::uint64_t>(INT64_MAX), v)) return false;
     while (*p == ' ') ++p;
     out = static_cast<std::int64_t>(v);
     return true;

@@ -73,4 +73,18 @@ TextBuffer& TextBuffer::add_json_string(const char* s) {
     return add("\"", 1);
 }
 
+bool read_decimal(const char*& p, std::uint64_t max, std::uint64_t& value) {
+    const char* at = p;
+    if (*at < '0' || *at > '9') return false;
+    std::uint64_t v = 0;
+    for (; *at >= '0' && *at <= '9'; ++at) {
+        const auto digit = static_cast<std::uint64_t>(*at - '0');
+        if (v > (max - digit) / 10) return false;  // v * 10 + digit > max, without overflowing
+        v = v * 10 + digit;
+    }
+    p = at;
+    value = v;
+    return true;
+}
+
 }  // namespace stacksage

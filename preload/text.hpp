@@ -1,7 +1,9 @@
 // Allocation-free text building into a caller's buffer, for file names,
-// messages and the sampling summary: the recorder runs inside the
-// application (no libstdc++, no malloc on its paths), so it cannot use
-// std::string. One class for the recorder and its sampling library.
+// messages and the sampling summary, and reading decimal numbers from
+// procfs and the environment: the recorder runs inside the application (no
+// libstdc++, no malloc on its paths), so it cannot use std::string or
+// strtoull (which sets errno). One place for the recorder and its sampling
+// library.
 #pragma once
 
 #include <cstddef>
@@ -40,5 +42,10 @@ private:
     std::size_t len_ = 0;
     bool truncated_ = false;
 };
+
+// Reads the decimal digits at p (no sign, no spaces) and moves p past them.
+// \return false, with p and value unchanged, when p is not at a digit or
+//         the number exceeds max; true otherwise.
+bool read_decimal(const char*& p, std::uint64_t max, std::uint64_t& value);
 
 }  // namespace stacksage

@@ -81,8 +81,7 @@ void add_module(JsonLine& line, const char* key, const Module* m) {
 
 // CPU time (user + system) of a getrusage result, in ns.
 std::int64_t cpu_ns_of(const struct rusage& ru) {
-    return (static_cast<std::int64_t>(ru.ru_utime.tv_sec) + ru.ru_stime.tv_sec) * 1'000'000'000 +
-           (static_cast<std::int64_t>(ru.ru_utime.tv_usec) + ru.ru_stime.tv_usec) * 1000;
+    return (microseconds(ru.ru_utime) + microseconds(ru.ru_stime)) * 1000;
 }
 
 // Whether to read a thread's wait for a CPU: only for a thread that lived at
@@ -120,10 +119,8 @@ void write_thread_end(const char* how) {
         line.field_mask("cpuset", mask);
         line.field("cpu", static_cast<std::int64_t>(sched_getcpu()));
         if (have_usage) {
-            line.field("utime_us", static_cast<std::int64_t>(ru.ru_utime.tv_sec) * 1000000 +
-                                       ru.ru_utime.tv_usec);
-            line.field("stime_us", static_cast<std::int64_t>(ru.ru_stime.tv_sec) * 1000000 +
-                                       ru.ru_stime.tv_usec);
+            line.field("utime_us", microseconds(ru.ru_utime));
+            line.field("stime_us", microseconds(ru.ru_stime));
             line.field("nvcsw", static_cast<std::int64_t>(ru.ru_nvcsw));
             line.field("nivcsw", static_cast<std::int64_t>(ru.ru_nivcsw));
         }

@@ -32,10 +32,10 @@ void add_thread_snapshot(JsonLine& line) {
         for (long off = 0; off < n;) {
             auto* d = reinterpret_cast<LinuxDirent64*>(entries + off);
             off += d->d_reclen;
-            int tid = 0;
+            std::uint64_t number = 0;
             const char* p = d->d_name;
-            if (*p < '0' || *p > '9') continue;
-            for (; *p >= '0' && *p <= '9'; ++p) tid = tid * 10 + (*p - '0');
+            if (!read_decimal(p, INT32_MAX, number)) continue;  // ".", ".."
+            const int tid = static_cast<int>(number);
             line.open_object();
             line.field("tid", static_cast<std::int64_t>(tid));
             char path[64];

@@ -8,6 +8,8 @@
 // sched_setaffinity during topology discovery, for instance).
 #pragma once
 
+#include <sys/time.h>
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -94,6 +96,10 @@ public:
 
 std::uint64_t monotonic_ns();
 std::uint64_t realtime_ns();
+// A getrusage time (ru_utime, ru_stime) in microseconds.
+inline std::int64_t microseconds(const struct timeval& tv) {
+    return static_cast<std::int64_t>(tv.tv_sec) * 1'000'000 + tv.tv_usec;
+}
 
 // Opens the line's object and writes the fields every event has:
 // "v", "ev", "t", "pid", "tid".

@@ -147,6 +147,12 @@ TEST(Environment, RankFromTheFirstLauncherVariable) {
     EXPECT_EQ(rank_from_environment(), 3);
     setenv("OMPI_COMM_WORLD_RANK", "x3", 1);  // not a number: skipped
     EXPECT_EQ(rank_from_environment(), 7);
+    setenv("OMPI_COMM_WORLD_RANK", "3 ", 1);  // not only a number: skipped
+    EXPECT_EQ(rank_from_environment(), 7);
+    setenv("OMPI_COMM_WORLD_RANK", "999999999", 1);  // the largest rank taken
+    EXPECT_EQ(rank_from_environment(), 999999999);
+    setenv("OMPI_COMM_WORLD_RANK", "1000000000", 1);  // beyond: skipped
+    EXPECT_EQ(rank_from_environment(), 7);
     unsetenv("OMPI_COMM_WORLD_RANK");
     unsetenv("SLURM_PROCID");
 }
