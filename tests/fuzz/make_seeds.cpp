@@ -123,6 +123,10 @@ void run_directory_seeds(const fs::path& data, const fs::path& runs, const fs::p
     run_seed(out, "mpi-launcher", {{0, read(s / "run.json")}, {1, read(m / "pid-15557.jsonl")},
                                    {3, read(m / "pid-15557.1.jsonl")}, {4, read(m / "pid-15562.jsonl")},
                                    {6, read(s / "vm/topology.xml")}});
+    // GNU OpenMP's pool, never joined, measured at exit (thread_usage_at_exit).
+    const fs::path pool = runs / "omp-pool";
+    run_seed(out, "omp-pool", {{0, read(pool / "run.json")}, {1, read(pool / "vm/pid-30728.jsonl")},
+                               {5, read(pool / "vm/topology.xml")}});
     // Killed: a torn, zero-filled log.
     const std::string torn = log.substr(0, log.size() - 40);
     run_seed(out, "killed", {{0, read(s / "run.json")}, {1, torn + std::string(200, '\0')}});
