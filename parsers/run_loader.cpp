@@ -135,8 +135,8 @@ struct OtherThreadsTotals {
 // Interned keys of the run model, looked up once.
 struct RunKeys {
     AttrKey pid, ppid, tid, rank, launcher, exe, cmdline, log, end_how, end_known, exit_status, utime, stime,
-        nvcsw, nivcsw, run_delay, cpu_time_derived, cpu_time_at_exit, cgroup_cpuset, online_cpus, mpi_size, mpi_thread_level, mpi_init_ns,
-        mpi_finalize_ns, seq, creator_tid, creator_module, start_module, attr_cpuset, last_cpu,
+        nvcsw, nivcsw, run_delay, cpu_time_derived, cpu_time_at_exit, cgroup_cpuset, online_cpus, mpi_size,
+        mpi_thread_level, mpi_init_ns, mpi_finalize_ns, seq, creator_tid, creator_module, start_module, attr_cpuset, last_cpu,
         topology_source, job_restricted, logical_index_key, hwloc_hostname;
     explicit RunKeys(Model& m)
         : pid(m.key(run_keys::pid)), ppid(m.key(run_keys::ppid)), tid(m.key(run_keys::tid)),
