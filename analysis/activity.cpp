@@ -6,24 +6,79 @@
 
 namespace stacksage {
 
-void classify_activity(FlowView& flow, const ActivityOptions& options) {
-    flow.service = false;
-    flow.starved = false;
-    flow.cpu_fraction = -1;
-    const std::int64_t life = flow.lifetime_ns();
-    if (flow.cpu_time_us < 0 || life <= 0) return;
-    flow.cpu_fraction = static_cast<double>(flow.cpu_time_us) * 1000.0 / static_cast<double>(life);
-    if (life < options.min_lifetime_ns || flow.cpu_fraction >= options.service_fraction) return;
+namespace {
+
+// What a flow asked for over its awake time decides its state, as
+// classify_activity says; sets service and starved.
+void classify_whole_life(FlowView& flow, const ActivityOptions& options) {
+    const std::int64_t awake = flow.awake_ns();
+    if (flow.cpu_time_us < 0 || awake <= 0) return;
+    flow.cpu_fraction = static_cast<double>(flow.cpu_time_us) * 1000.0 / static_cast<double>(awake);
+    if (flow.lifetime_ns() < options.min_lifetime_ns || flow.cpu_fraction >= options.service_fraction) return;
     if (flow.run_delay_ns >= 0) {
-        // Ran or waited to run, as a fraction of its lifetime: what it asked for.
-        const double waited = static_cast<double>(flow.run_delay_ns) / static_cast<double>(life);
+        // Ran or waited to run, as a fraction of its awake time: what it asked for.
+        const double waited = static_cast<double>(flow.run_delay_ns) / static_cast<double>(awake);
         flow.starved = flow.cpu_fraction + waited >= options.service_fraction;
     } else {
-        const double preemptions_per_s = static_cast<double>(flow.involuntary_switches) * 1e9 / static_cast<double>(life);
+        const double preemptions_per_s = static_cast<double>(flow.involuntary_switches) * 1e9 / static_cast<double>(awake);
         flow.starved = flow.voluntary_switches >= 0 && flow.involuntary_switches > flow.voluntary_switches &&
                        (flow.voluntary_switches == 0 || preemptions_per_s >= options.starved_preemptions_per_s);
     }
     flow.service = !flow.starved;
+}
+
+// A point of a flow's CPU-time curve: by time t it had used cpu_ns.
+struct CpuReading {
+    std::int64_t t;
+    std::int64_t cpu_ns;  // -1: unknown
+};
+
+}  // namespace
+
+void classify_activity(FlowView& flow, const ActivityOptions& options) {
+    flow.service = false;
+    flow.starved = false;
+    flow.cpu_fraction = -1;
+    flow.busy.clear();
+    classify_whole_life(flow, options);
+    const bool active = !flow.service;
+
+    // The awake stretches between waits, each with the CPU readings at its
+    // bounds: a thread starts at 0, a wait records the CPU time at its
+    // start (and uses none while blocked), the end gives the total.
+    const bool starts_at_zero = flow.kind != "discovered";
+    const std::int64_t total_ns = flow.cpu_time_us < 0 ? -1 : flow.cpu_time_us * 1000;
+    CpuReading from{flow.start_ns, starts_at_zero ? 0 : -1};
+    auto add_stretch = [&](CpuReading to) {
+        if (to.t <= from.t) return;
+        bool busy = active;
+        const std::int64_t length = to.t - from.t;
+        // A long enough stretch with both readings known is judged on its
+        // own: a main thread that computed alone before it waited is load
+        // then, even if its whole life is mostly waiting. A stretch under
+        // the threshold is idle only if the flow was not starved (a starved
+        // flow's low share is a wait for a CPU, not idleness).
+        if (from.cpu_ns >= 0 && to.cpu_ns >= from.cpu_ns && length >= options.min_lifetime_ns) {
+            const double fraction = static_cast<double>(to.cpu_ns - from.cpu_ns) / static_cast<double>(length);
+            busy = fraction >= options.service_fraction || flow.starved;
+        }
+        if (!busy) return;
+        if (!flow.busy.empty() && flow.busy.back().end_ns == from.t)
+            flow.busy.back().end_ns = to.t;
+        else
+            flow.busy.push_back({from.t, to.t, -1});
+    };
+    for (const TimeSpan& w : flow.waits) {
+        add_stretch({w.start_ns, w.cpu_ns});
+        from = {w.end_ns, w.cpu_ns};
+    }
+    add_stretch({flow.end_ns, total_ns});
+    // A flow alive for an instant (start == end) that counts as load keeps
+    // that instant: the checks still see it.
+    if (flow.busy.empty() && active && flow.waits.empty()) flow.busy.push_back({flow.start_ns, flow.end_ns, -1});
+    // Service means no demand at any time, whatever the whole-life figures said.
+    flow.service = flow.busy.empty();
+    if (flow.service) flow.starved = false;
 }
 
 std::string_view activity_state(const FlowView& flow) {

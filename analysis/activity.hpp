@@ -3,7 +3,8 @@
 // MPI progress threads, PMIx and libevent helpers, OpenMP monitor threads, a
 // main thread that only waits for its workers: alive for the whole run but
 // nearly idle. They are service flows: listed, never enough on their own to
-// make a core over-subscribed (the load checks count only active flows).
+// make a core over-subscribed (the load checks count only the busy
+// intervals of active flows).
 #pragma once
 
 #include <cstdint>
@@ -32,18 +33,29 @@ struct ActivityOptions {
     double starved_preemptions_per_s = 10;
 };
 
-// Sets flow.cpu_fraction, flow.service and flow.starved. A flow whose CPU
-// time is unknown (killed before its end was recorded) is active: the checks
-// err on the side of counting it.
+// Sets flow.cpu_fraction, flow.service, flow.starved and flow.busy. A flow
+// whose CPU time is unknown (killed before its end was recorded) is active:
+// the checks err on the side of counting it.
 //
 // Little CPU time alone does not make a service flow: 100 busy threads on 2
 // cores each get 2 % of a CPU. What decides is the CPU a flow asked for:
 // the time it ran plus the time it waited for a CPU (the kernel's run
-// delay). A flow that asked for at least service_fraction of its lifetime
-// but got less was starved: it is active, load like any other. Where the
-// wait is unknown, the context switches stand in for it (see
-// starved_preemptions_per_s); where they are unknown too, CPU time alone
-// decides.
+// delay), as a fraction of its awake time (its life less the waits the
+// recorder saw, pthread_join). A flow that asked for at least
+// service_fraction but got less was starved: it is active, load like any
+// other. Where the wait for a CPU is unknown, the context switches stand in
+// for it (see starved_preemptions_per_s); where they are unknown too, CPU
+// time alone decides.
+//
+// Activity is decided per interval, not for the whole life: flow.busy holds
+// the stretches in which the flow asked for a CPU. Recorded waits are never
+// busy; an awake stretch between two CPU readings (thread start, the start
+// of each wait, the end) of at least min_lifetime_ns is busy when its own
+// CPU share reached service_fraction, or when the flow was starved; shorter
+// stretches, and stretches without readings, follow the whole-life verdict.
+// So a main thread that computes alone and then waits in pthread_join for
+// one worker per core is load before the workers start, not beside them.
+// A service flow is one with no busy stretch.
 void classify_activity(FlowView& flow, const ActivityOptions& options = {});
 
 // "service", "starved" or "active": a classified flow's state, as the HTML

@@ -39,7 +39,7 @@ void combine_overloads(std::vector<Finding>& findings) {
 
 int check_order(const std::string& code) {
     static const char* const kOrder[] = {"overloaded-resources", "overloaded-reservation", "idle-resources",
-                                         "underloaded-reservation", "runtime-contention", "smt-shared-cores",
+                                         "underloaded-reservation", "runtime-contention", "shared-resources", "smt-shared-cores",
                                          "smt-unused-hardware-threads", "service-flows", "runtime-stacking"};
     for (int i = 0; i < static_cast<int>(std::size(kOrder)); ++i)
         if (code == kOrder[i]) return i;

@@ -1,19 +1,26 @@
-// NodeLoad: how loaded each CPU of a node may get, at the worst moment.
+// NodeLoad: how loaded each CPU of a node got, when, and for how long.
 //
 // The runtime-stacking paper's checks are static: a flow "may use" the CPUs
-// of its mask for the whole run. Flows have lifetimes, though: a program that
-// starts a thousand short threads one after the other never has more than one
-// running. So the counts here are taken over time: a sweep over the starts and
-// ends of the node's active flows (service flows excluded, activity.hpp)
-// keeps, for every CPU, the expected demand on it, and remembers where it
-// ever went too high:
+// of its mask for the whole run. Flows have lifetimes and pauses, though: a
+// program that starts a thousand short threads one after the other never
+// has more than one running, and a main thread that waits in pthread_join
+// for its workers does not compete with them. So the counts here are taken
+// over time: a sweep over the busy intervals of the node's flows
+// (activity.hpp: service flows and recorded waits excluded) keeps, for every
+// CPU, the expected demand on it, and measures how long it was too high:
 //  - thread granularity: a flow allowed on k CPUs adds 1/k to each. Threads
 //    of one process that share its cpuset are then flagged only when they
 //    outnumber it (the paper's rule for combining the granularities), and a
-//    CPU is over-demanded when the sum passes 1.
+//    CPU is over-demanded while the sum is above 1.
 //  - process granularity: a CPU that flows of two processes may use at the
-//    same moment is shared (the paper's spatially concurrent configuration).
+//    same moment is shared (the paper's spatially concurrent configuration);
+//    shared without being over-demanded, nothing waits for it.
 // The same demand is also summed per core, which tells SMT sharing apart.
+//
+// Moments do not make verdicts: a CPU counts as over-demanded only when its
+// over-demand lasted at least NodeLoadOptions' threshold in all (the
+// instant between a pthread_create and the creator's pthread_join is no
+// over-subscription), and the peaks are the highest levels held that long.
 #pragma once
 
 #include <cstdint>
@@ -23,22 +30,44 @@
 
 namespace stacksage {
 
+struct NodeLoadOptions {
+    // Over-demand shorter than the larger of these, in all, is not reported.
+    std::int64_t min_overload_ns = 1'000'000;
+    double min_overload_fraction = 0.01;  // of the node's run time (NodeLoad::run_start_ns/run_end_ns)
+};
+
 struct NodeLoad {
-    std::vector<std::uint32_t> active_flows;  // of application processes, with a placement
+    std::vector<std::uint32_t> active_flows;  // of application processes, with a placement and a busy interval
     std::size_t active_processes = 0;  // application processes with at least one active flow
     Cpuset reserved;         // union of the active flows' placements (only available CPUs)
     Cpuset shared;           // CPUs flows of two or more processes may use at one moment
-    Cpuset over_demanded;    // CPUs whose demand passed 1 at some moment
-    Cpuset core_over_demanded;  // CPUs of cores whose summed demand passed 1 (SMT sharing)
-    std::size_t peak_flows = 0;      // most active flows alive at one moment
-    std::size_t peak_processes = 0;  // most processes with active flows alive at one moment
-    double peak_demand = 0;          // highest demand any CPU reached
+    Cpuset over_demanded;    // CPUs whose demand was above 1 for at least the threshold
+    Cpuset core_over_demanded;  // CPUs of cores whose summed demand was above 1 that long (SMT sharing)
+    std::size_t peak_flows = 0;      // most busy flows at one moment, held for at least the threshold
+    std::size_t peak_processes = 0;  // most processes with busy flows at one moment
+    double peak_demand = 0;          // highest demand a CPU held for at least the threshold without a break
+    // The node's run: from the first process's start to the last one's end
+    // (launchers included), the clock findings' times are given on.
+    std::int64_t run_start_ns = 0;
+    std::int64_t run_end_ns = 0;
+    // While some CPU was over-demanded: in all, and from the first moment to the last.
+    std::int64_t over_demanded_ns = 0;
+    std::int64_t first_over_demand_ns = -1;
+    std::int64_t last_over_demand_ns = -1;
+    std::int64_t threshold_ns = 0;   // the threshold that applied
+
+    std::int64_t run_ns() const { return run_end_ns > run_start_ns ? run_end_ns - run_start_ns : 0; }
 };
 
 // The load of node `node` (an index into view.nodes).
-NodeLoad compute_node_load(const RunView& view, std::uint32_t node);
+NodeLoad compute_node_load(const RunView& view, std::uint32_t node, const NodeLoadOptions& options = {});
 
 // Cores of the node none of whose CPUs is in `reserved` (as their CPUs).
 Cpuset idle_cores(const NodeView& node, const Cpuset& reserved);
+
+// "62 % of the run (2.90 s of 4.70 s, from 1.20 s to 4.80 s)", or "the
+// whole run (10.0 s)": how long the node's CPUs were over-demanded, times
+// from the start of its run.
+std::string describe_over_demand(const NodeLoad& load);
 
 }  // namespace stacksage

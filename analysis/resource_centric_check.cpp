@@ -4,6 +4,8 @@
 #include <cmath>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "analysis/flow_refs.hpp"
 
 namespace stacksage {
@@ -14,12 +16,47 @@ std::vector<Finding> check_resource_centric(const RunView& view) {
     return check_resource_centric(view, loads);
 }
 
+namespace {
+
+Finding shared_within_capacity(const RunView& view, const NodeView& node, const NodeLoad& load) {
+    Finding f;
+    f.code = "shared-resources";
+    f.severity = Severity::Info;
+    f.check = "resource-centric";
+    f.node = std::string(node.host);
+    f.resources = load.shared;
+    std::vector<std::uint32_t> flows;
+    std::set<std::uint32_t> processes;
+    for (std::uint32_t i : load.active_flows)
+        if (view.flows[i].placement.intersects(load.shared)) {
+            flows.push_back(i);
+            processes.insert(view.flows[i].process);
+        }
+    f.message = describe_cpus(node, load.shared) + " may be used by " + std::to_string(processes.size()) +
+                " processes at once, but no CPU was asked for more than it could give (at most " +
+                fmt::format("{:.1f}", load.peak_demand) +
+                " thread per CPU): nothing waited for a CPU (spatially concurrent configuration, within capacity)";
+    f.detail = "unbound processes may still migrate between these CPUs and lose their caches";
+    f.figures = {{"processes", static_cast<std::int64_t>(processes.size())},
+                 {"threads", static_cast<std::int64_t>(flows.size())},
+                 {"shared_cpus", static_cast<std::int64_t>(load.shared.count())},
+                 {"peak_threads_per_cpu_x10", static_cast<std::int64_t>(std::lround(load.peak_demand * 10))}};
+    attach_flows(f, view, flows);
+    return f;
+}
+
+}  // namespace
+
 std::vector<Finding> check_resource_centric(const RunView& view, const std::vector<NodeLoad>& loads) {
     std::vector<Finding> out;
     for (std::uint32_t n = 0; n < view.nodes.size(); ++n) {
         const NodeView& node = view.nodes[n];
         const NodeLoad& load = loads[n];
-        const Cpuset overloaded = load.shared | load.over_demanded;
+        // Over-demanded CPUs, and the CPUs processes shared at those times:
+        // sharing alone, with no CPU asked for more than it gives (two
+        // unbound single-threaded ranks on two cores), is information.
+        const Cpuset overloaded = load.over_demanded.empty() ? Cpuset{} : load.over_demanded | load.shared;
+        if (overloaded.empty() && !load.shared.empty()) out.push_back(shared_within_capacity(view, node, load));
         if (!overloaded.empty()) {
             Finding f;
             f.code = "overloaded-resources";
@@ -28,7 +65,8 @@ std::vector<Finding> check_resource_centric(const RunView& view, const std::vect
             f.node = std::string(node.host);
             f.resources = overloaded;
             f.message = describe_cpus(node, overloaded) +
-                        " may be used by more than one process/thread (overloaded resources)";
+                        " had more threads to run than they could run at once (overloaded resources) for " +
+                        describe_over_demand(load);
             if (!load.shared.empty()) f.message += " (spatially concurrent configuration)";
             std::vector<std::uint32_t> flows;
             std::set<std::uint32_t> processes;
@@ -45,7 +83,8 @@ std::vector<Finding> check_resource_centric(const RunView& view, const std::vect
             if (load.peak_demand > 1.0 + 1e-9) {
                 std::string p = std::to_string(peak);
                 p.erase(p.find('.') + 2);
-                f.detail += "; at the busiest moment " + p + " threads compete for one CPU";
+                f.detail += "; at the busiest (held for " + std::to_string(load.threshold_ns / 1'000'000) + " ms or more) " + p +
+                            " threads competed for one CPU";
             }
             if (!load.shared.empty())
                 f.detail += "; " + describe_cpus(node, load.shared) + " may be used by several processes at once";
@@ -57,6 +96,10 @@ std::vector<Finding> check_resource_centric(const RunView& view, const std::vect
                             " of these threads got under a tenth of a CPU but were not idle: they were ready to "
                             "run and waiting for one (starved)";
             f.figures = {{"threads", static_cast<std::int64_t>(flows.size())},
+                         {"over_demanded_ms", load.over_demanded_ns / 1'000'000},
+                         {"run_ms", load.run_ns() / 1'000'000},
+                         {"over_demand_from_ms", (load.first_over_demand_ns - load.run_start_ns) / 1'000'000},
+                         {"over_demand_to_ms", (load.last_over_demand_ns - load.run_start_ns) / 1'000'000},
                          {"starved_threads", starved},
                          {"processes", static_cast<std::int64_t>(processes.size())},
                          {"cores", static_cast<std::int64_t>(cores)},

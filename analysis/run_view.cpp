@@ -22,6 +22,12 @@ std::optional<std::string_view> ProcessView::identity_value(std::string_view nam
     return std::nullopt;
 }
 
+std::int64_t FlowView::awake_ns() const {
+    std::int64_t waited = 0;
+    for (const TimeSpan& w : waits) waited = add_saturating(waited, w.length_ns());
+    return std::max<std::int64_t>(0, lifetime_ns() - waited);
+}
+
 std::vector<std::uint32_t> NodeView::cores_touching(const Cpuset& s) const {
     std::vector<std::uint32_t> out;
     for (unsigned cpu : s) {
@@ -58,7 +64,8 @@ namespace {
 
 struct Keys {
     std::optional<AttrKey> pid, ppid, tid, rank, launcher, exe, end_how, utime, stime, nvcsw, nivcsw, run_delay,
-        creator_module, mpi_init_ns, topology_source, job_restricted;
+        creator_module, mpi_init_ns, topology_source, job_restricted, wait_cpu_ns;
+    std::optional<DataPathType> waited_for;
     explicit Keys(const Model& m)
         : pid(m.find_key(run_keys::pid)), ppid(m.find_key(run_keys::ppid)), tid(m.find_key(run_keys::tid)),
           rank(m.find_key(run_keys::rank)), launcher(m.find_key(run_keys::launcher)),
@@ -67,7 +74,8 @@ struct Keys {
           nvcsw(m.find_key(run_keys::nvcsw)), nivcsw(m.find_key(run_keys::nivcsw)),
           run_delay(m.find_key(run_keys::run_delay_ns)),
           creator_module(m.find_key(run_keys::creator_module)), mpi_init_ns(m.find_key(run_keys::mpi_init_ns)),
-          topology_source(m.find_key(run_keys::topology_source)), job_restricted(m.find_key(kJobRestrictedKey)) {}
+          topology_source(m.find_key(run_keys::topology_source)), job_restricted(m.find_key(kJobRestrictedKey)),
+          wait_cpu_ns(m.find_key(run_keys::wait_cpu_ns)), waited_for(m.find_datapath_type(run_keys::waited_for)) {}
 };
 
 template <class Id>
@@ -159,6 +167,28 @@ void read_intervals(const Model& m, FlowView& f) {
         if (const std::int64_t os = m.os_index(m.target(dp)); os >= 0) f.ran_on.set(static_cast<unsigned>(os));
 }
 
+// The waits the recorder saw (WaitedFor paths), clipped to the flow's life,
+// in time order and without overlaps.
+void read_waits(const Model& m, const Keys& k, FlowView& f) {
+    if (!k.waited_for) return;
+    for (DataPathId dp : m.datapaths(f.id, *k.waited_for, Direction::Out)) {
+        TimeSpan w;
+        w.start_ns = std::max(m.get_int(dp, keys::start_ns).value_or(f.start_ns), f.start_ns);
+        w.end_ns = std::min(m.get_int(dp, keys::end_ns).value_or(f.start_ns), f.end_ns);
+        w.cpu_ns = int_attr(m, dp, k.wait_cpu_ns).value_or(-1);
+        if (w.end_ns > w.start_ns) f.waits.push_back(w);
+    }
+    std::sort(f.waits.begin(), f.waits.end(),
+              [](const TimeSpan& a, const TimeSpan& b) { return a.start_ns < b.start_ns; });
+    std::int64_t covered = f.start_ns;
+    std::erase_if(f.waits, [&](TimeSpan& w) {
+        w.start_ns = std::max(w.start_ns, covered);
+        if (w.end_ns <= w.start_ns) return true;
+        covered = w.end_ns;
+        return false;
+    });
+}
+
 }  // namespace
 
 RunView build_run_view(const Model& model) { return build_run_view(model, ActivityOptions{}); }
@@ -245,6 +275,7 @@ RunView build_run_view(const Model& model, const ActivityOptions& activity) {
                 if (f.creator_module != p.exe) runtime_by_module.emplace(f.creator_module, f.runtime);
             }
             read_intervals(model, f);
+            read_waits(model, k, f);
             classify_activity(f, activity);
             if (!f.service) p.placement |= f.placement;
             p.flows.push_back(static_cast<std::uint32_t>(view.flows.size()));

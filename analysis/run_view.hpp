@@ -29,6 +29,16 @@ struct AffinityInterval {
     Cpuset cpuset;
 };
 
+// A stretch of a flow's life: a wait the recorder saw (pthread_join), or an
+// interval in which the flow asked for a CPU (activity.hpp).
+struct TimeSpan {
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+    std::int64_t cpu_ns = -1;  // waits: the flow's CPU time when the wait began; -1: unknown
+
+    std::int64_t length_ns() const { return end_ns <= start_ns ? 0 : subtract_saturating(end_ns, start_ns); }
+};
+
 struct FlowView {
     ComponentId id = kNoComponent;
     std::uint32_t process = 0;     // index into RunView::processes
@@ -46,13 +56,17 @@ struct FlowView {
     std::vector<AffinityInterval> intervals;  // in time order
     Cpuset placement;              // the mask held longest (see above); empty when never known
     Cpuset ran_on;                 // CPUs it was seen running on
+    std::vector<TimeSpan> waits;   // recorded waits (pthread_join), in time order, inside its life
+    std::vector<TimeSpan> busy;    // when it asked for a CPU (activity.hpp); empty for service flows
     bool service = false;          // nearly idle for its lifetime (activity.hpp)
     bool starved = false;          // little CPU time, but it was waiting for a CPU, not idle (activity.hpp)
-    double cpu_fraction = -1;      // CPU time / lifetime; -1 when unknown
+    double cpu_fraction = -1;      // CPU time / (lifetime - recorded waits); -1 when unknown
 
     // end - start (0 when the end is not after the start), held at INT64_MAX:
     // a model read from a file may hold any times.
     std::int64_t lifetime_ns() const { return end_ns <= start_ns ? 0 : subtract_saturating(end_ns, start_ns); }
+    // The lifetime less the recorded waits: the time it could have computed.
+    std::int64_t awake_ns() const;
 };
 
 struct ProcessView {

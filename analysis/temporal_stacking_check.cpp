@@ -17,9 +17,21 @@ std::vector<Finding> check_temporal_stacking(const RunView& view) {
 
 namespace {
 
-// Closed lifetimes, as in node_load.cpp.
+// Closed lifetimes: two flows alive at one moment.
 bool overlap(const FlowView& a, const FlowView& b) {
     return a.start_ns <= std::max(b.end_ns, b.start_ns) && b.start_ns <= std::max(a.end_ns, a.start_ns);
+}
+
+// Both asked for a CPU at one moment (busy intervals, activity.hpp, overlap
+// for a positive time).
+bool busy_together(const FlowView& a, const FlowView& b) {
+    auto i = a.busy.begin();
+    auto j = b.busy.begin();
+    while (i != a.busy.end() && j != b.busy.end()) {
+        if (std::max(i->start_ns, j->start_ns) < std::min(i->end_ns, j->end_ns)) return true;
+        (i->end_ns < j->end_ns ? i : j)++;
+    }
+    return false;
 }
 
 struct PairVerdict {
@@ -36,7 +48,7 @@ std::vector<Finding> check_temporal_stacking(const RunView& view, const std::vec
     std::vector<Finding> out;
     for (std::uint32_t n = 0; n < view.nodes.size(); ++n) {
         const NodeView& node = view.nodes[n];
-        const Cpuset oversubscribed = loads[n].shared | loads[n].over_demanded;
+        const Cpuset oversubscribed = loads[n].over_demanded;
         // Flows of the node's application processes, by runtime. Main
         // threads are left out: every runtime of a process runs on its main
         // thread (the OpenMP master, the thread that calls MPI), so it
@@ -66,7 +78,8 @@ std::vector<Finding> check_temporal_stacking(const RunView& view, const std::vec
                         const FlowView& y = view.flows[fb];
                         if (!overlap(x, y)) continue;
                         v.temporal = true;
-                        if (x.service || y.service || !x.placement.intersects(y.placement)) continue;
+                        if (x.service || y.service || !x.placement.intersects(y.placement) || !busy_together(x, y))
+                            continue;
                         const Cpuset both = x.placement & y.placement & oversubscribed;
                         if (both.empty()) continue;
                         v.contention = true;

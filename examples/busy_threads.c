@@ -1,7 +1,10 @@
 /* Plain pthreads that compute for a while and are joined: with more threads
  * than CPUs, each gets a small share of one and waits for it the rest of
- * the time (starved, not idle). The main thread only creates and joins.
- * Usage: busy_threads [threads] [seconds]    (default 24 threads, 1 s) */
+ * the time (starved, not idle). The main thread creates and joins; given
+ * main_seconds, it first computes alone that long (the common pattern of a
+ * serial phase, then one worker per core while the main thread waits).
+ * Usage: busy_threads [threads] [seconds] [main_seconds]
+ *        (default 24 threads, 1 s, 0 s) */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,22 +18,28 @@ static double now(void) {
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static void* compute(void* arg) {
-    (void)arg;
-    const double end = now() + seconds;
+static void compute_for(double length) {
+    const double end = now() + length;
     volatile double sum = 0;
     while (now() < end)
         for (int i = 1; i <= 1000; ++i) sum += 1.0 / i;
+}
+
+static void* compute(void* arg) {
+    (void)arg;
+    compute_for(seconds);
     return NULL;
 }
 
 int main(int argc, char** argv) {
     const int count = argc > 1 ? atoi(argv[1]) : 24;
     if (argc > 2) seconds = atof(argv[2]);
-    if (count < 1 || count > 1024 || seconds <= 0) {
-        fprintf(stderr, "usage: busy_threads [threads 1-1024] [seconds > 0]\n");
+    const double main_seconds = argc > 3 ? atof(argv[3]) : 0;
+    if (count < 1 || count > 1024 || seconds <= 0 || main_seconds < 0) {
+        fprintf(stderr, "usage: busy_threads [threads 1-1024] [seconds > 0] [main_seconds >= 0]\n");
         return 2;
     }
+    if (main_seconds > 0) compute_for(main_seconds);
     pthread_t* threads = calloc((size_t)count, sizeof *threads);
     if (threads == NULL) return 1;
     int created = 0;

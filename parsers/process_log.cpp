@@ -53,6 +53,7 @@ public:
             t.attr_cpuset = mask_field(doc, doc.root(), "attr_cpuset");
             if (auto m = mask_field(doc, doc.root(), "cpuset")) t.masks.push_back({ev.t, std::move(*m)});
             if (auto cpu = doc.get_int("cpu"); cpu && *cpu >= 0) t.first_cpu = static_cast<int>(*cpu);
+            t.pthread_handle = string_field(doc, "pthread");
             // A name given before the thread started waits under its pthread handle.
             if (auto handle = doc.get_string("pthread"))
                 if (auto it = pending_names_.find(std::string(*handle)); it != pending_names_.end()) {
@@ -70,6 +71,8 @@ public:
             t.run_delay_ns = doc.get_int("run_delay_ns").value_or(-1);
             t.cpu_time_at_exit = false;
             if (auto cpu = doc.get_int("cpu"); cpu && *cpu >= 0) t.last_cpu = static_cast<int>(*cpu);
+        } else if (ev.name == "join") {
+            on_join(ev);
         } else if (ev.name == "thread_usage_at_exit") {
             on_usage_at_exit(ev);
         } else if (ev.name == "affinity") {
@@ -154,6 +157,17 @@ public:
             std::size_t keep = t.masks.empty() ? 0 : 1;
             while (keep < t.masks.size() && t.masks[keep].t <= t.end_t) ++keep;
             t.masks.resize(keep);
+            // Waits in time order, inside the thread's life, not overlapping.
+            std::stable_sort(t.waits.begin(), t.waits.end(),
+                             [](const WaitRecord& a, const WaitRecord& b) { return a.begin_t < b.begin_t; });
+            std::int64_t covered = t.start_t;
+            std::erase_if(t.waits, [&](WaitRecord& w) {
+                w.begin_t = std::max(w.begin_t, covered);
+                w.end_t = std::min(w.end_t, t.end_t);
+                if (w.end_t <= w.begin_t) return true;
+                covered = w.end_t;
+                return false;
+            });
         }
     }
 
@@ -233,6 +247,21 @@ private:
         t->stime_us = 0;
         t->run_delay_ns = doc.get_int("run_delay_ns").value_or(-1);
         t->cpu_time_at_exit = true;
+    }
+
+    // A wait of the writing thread (pthread_join): kept when its bounds make
+    // sense; one a file edited into nonsense (end before begin) is dropped.
+    void on_join(const EventLogEvent& ev) {
+        const JsonDocument& doc = *ev.doc;
+        const auto begin = doc.get_int("begin_t");
+        if (!begin || *begin < 0 || *begin > ev.t) return;
+        WaitRecord w;
+        w.begin_t = *begin;
+        w.end_t = ev.t;
+        w.cpu_ns = doc.get_int("cpu_ns").value_or(-1);
+        w.target_tid = doc.get_int("target_tid").value_or(-1);
+        w.target_pthread = string_field(doc, "target_pthread");
+        thread_or_discover(ev.tid, *begin).waits.push_back(std::move(w));
     }
 
     void set_mask(ThreadRecord& t, std::int64_t when, Cpuset mask) {

@@ -28,6 +28,16 @@ struct MaskChange {
     Cpuset cpuset;
 };
 
+// A wait the recorder saw the thread make (docs/event-log.md, `join`): it
+// was blocked from begin_t to end_t, and had used cpu_ns of CPU by then.
+struct WaitRecord {
+    std::int64_t begin_t = 0;
+    std::int64_t end_t = 0;
+    std::int64_t cpu_ns = -1;        // -1: unknown
+    std::int64_t target_tid = -1;    // the thread waited for; -1: known only by its handle
+    std::string target_pthread;      // its pthread handle (hex), "" when unknown
+};
+
 struct ThreadRecord {
     std::int64_t tid = 0;
     std::int64_t seq = -1;
@@ -49,6 +59,8 @@ struct ThreadRecord {
     bool cpu_time_at_exit = false;
     std::optional<Cpuset> attr_cpuset;
     std::vector<MaskChange> masks;  // in time order; the first is the starting mask
+    std::vector<WaitRecord> waits;  // in the order recorded
+    std::string pthread_handle;     // from thread_start (hex); "" for the main thread
     int first_cpu = -1;             // the CPU it was seen on at its start; -1: unknown
     int last_cpu = -1;              // the CPU it was last seen on (at its end); -1: unknown
     bool is_main = false;

@@ -686,6 +686,7 @@ private:
                 if (!t.name.empty()) main.name = t.name;
                 for (MaskChange& c : t.masks)
                     if (main.masks.empty() || !(main.masks.back().cpuset == c.cpuset)) main.masks.push_back(std::move(c));
+                for (WaitRecord& w : t.waits) main.waits.push_back(std::move(w));
                 if (main.first_cpu < 0) main.first_cpu = t.first_cpu;
                 if (t.last_cpu >= 0) main.last_cpu = t.last_cpu;
                 t.masks.clear();
@@ -711,6 +712,9 @@ private:
         add_may_run_on(main_flow, intervals_of(main.masks, main.start_t, main.end_t));
         add_ran_on(main_flow, main.first_cpu, main.last_cpu);
 
+        // Who waited (pthread_join), with their flows: resolved once every flow exists.
+        std::vector<std::pair<const ThreadRecord*, ComponentId>> waiters;
+        if (!main.waits.empty()) waiters.emplace_back(&main, main_flow);
         for (ProcessImage& im : images)
             for (ThreadRecord& t : im.threads) {
                 if (t.is_main) continue;
@@ -718,8 +722,44 @@ private:
                 add_may_run_on(f, intervals_of(t.masks, t.start_t, t.end_t));
                 add_ran_on(f, t.first_cpu, t.last_cpu);
                 flow_of_tid[t.tid] = f;
+                if (!t.waits.empty()) waiters.emplace_back(&t, f);
             }
+        add_waits(p, waiters, images, flow_of_tid);
         add_samples(host, node, images, flow_of_tid);
+    }
+
+    // The waits each thread was seen making, as WaitedFor paths to the flow
+    // waited for: found by tid, else by the pthread handle of the latest
+    // thread that started with it before the wait (glibc reuses handles).
+    void add_waits(ComponentId process, const std::vector<std::pair<const ThreadRecord*, ComponentId>>& waiters,
+                   const std::vector<ProcessImage>& images,
+                   const std::unordered_map<std::int64_t, ComponentId>& flow_of_tid) {
+        Model& m = run_.model;
+        const DataPathType type = m.datapath_type(run_keys::waited_for);
+        const AttrKey cpu_key = m.key(run_keys::wait_cpu_ns);
+        auto target_of = [&](const WaitRecord& w) -> ComponentId {
+            if (w.target_tid > 0)
+                if (auto it = flow_of_tid.find(w.target_tid); it != flow_of_tid.end()) return it->second;
+            const ThreadRecord* best = nullptr;
+            if (!w.target_pthread.empty())
+                for (const ProcessImage& im : images)
+                    for (const ThreadRecord& t : im.threads)
+                        if (t.pthread_handle == w.target_pthread && t.start_t <= w.begin_t &&
+                            (!best || t.start_t > best->start_t))
+                            best = &t;
+            if (best)
+                if (auto it = flow_of_tid.find(best->tid); it != flow_of_tid.end()) return it->second;
+            return process;
+        };
+        auto add = [&](ComponentId waiter, const ThreadRecord& t) {
+            for (const WaitRecord& w : t.waits) {
+                const DataPathId dp = m.add_datapath(waiter, target_of(w), type);
+                m.set_attr(dp, keys::start_ns, w.begin_t);
+                m.set_attr(dp, keys::end_ns, w.end_t);
+                if (w.cpu_ns >= 0) m.set_attr(dp, cpu_key, w.cpu_ns);
+            }
+        };
+        for (const auto& [record, flow] : waiters) add(flow, *record);
     }
 
     // The sampling summary next to each log (<log stem>.samples.jsonl), when

@@ -14,6 +14,10 @@
 //   Flow ─MayRunOn→ Thread (PU)   one path per PU per affinity interval,
 //                                 keys::start_ns / keys::end_ns
 //   Flow ─RanOn→    Thread (PU)   where the flow was seen running, keys::count
+//   Flow ─WaitedFor→ Flow          a wait the recorder saw (pthread_join) for
+//                                 the target flow (the Process when the target
+//                                 is unknown): keys::start_ns / keys::end_ns,
+//                                 wait_cpu_ns (the waiter's CPU time by then)
 //
 // Times are the recording host's CLOCK_MONOTONIC in ns: comparable between
 // flows of one host, not between hosts.
@@ -62,6 +66,9 @@ inline constexpr std::string_view creator_module = "creator_module";  // path of
 inline constexpr std::string_view start_module = "start_module";      // path of the module of the start routine
 inline constexpr std::string_view attr_cpuset = "attr_cpuset";        // mask from the pthread attributes
 inline constexpr std::string_view last_cpu = "last_cpu";
+// WaitedFor DataPaths (a user DataPath type, interned by name).
+inline constexpr std::string_view waited_for = "WaitedFor";
+inline constexpr std::string_view wait_cpu_ns = "wait_cpu_ns";
 // Node components.
 inline constexpr std::string_view topology_source = "topology_source";
 // The Topology root (from run.json).

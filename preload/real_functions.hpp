@@ -17,6 +17,9 @@ namespace stacksage::preload::real {
 
 using PthreadCreate = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
 using PthreadExit = void (*)(void*);
+using PthreadJoin = int (*)(pthread_t, void**);
+using PthreadTimedjoin = int (*)(pthread_t, void**, const struct timespec*);
+using PthreadClockjoin = int (*)(pthread_t, void**, clockid_t, const struct timespec*);
 using PthreadSetname = int (*)(pthread_t, const char*);
 using SchedSetaffinity = int (*)(pid_t, size_t, const cpu_set_t*);
 using PthreadSetaffinity = int (*)(pthread_t, size_t, const cpu_set_t*);
@@ -44,6 +47,9 @@ void* resolve(std::atomic<void*>& slot, const char* name);
 
 STACKSAGE_REAL_FUNCTION(PthreadCreate, pthread_create)
 STACKSAGE_REAL_FUNCTION(PthreadExit, pthread_exit)
+STACKSAGE_REAL_FUNCTION(PthreadJoin, pthread_join)
+STACKSAGE_REAL_FUNCTION(PthreadTimedjoin, pthread_timedjoin_np)
+STACKSAGE_REAL_FUNCTION(PthreadClockjoin, pthread_clockjoin_np)
 STACKSAGE_REAL_FUNCTION(PthreadSetname, pthread_setname_np)
 STACKSAGE_REAL_FUNCTION(SchedSetaffinity, sched_setaffinity)
 STACKSAGE_REAL_FUNCTION(PthreadSetaffinity, pthread_setaffinity_np)

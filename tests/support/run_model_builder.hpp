@@ -3,6 +3,7 @@
 // their MayRunOn intervals, without event logs or hwloc.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -94,6 +95,9 @@ public:
         std::int64_t start_ns = -1, end_ns = -1;     // -1: the process's
         std::int64_t cpu_time_us = -1;               // -1: unknown; default below: fully busy
         bool busy = true;                            // with cpu_time_us = -1: busy the whole time
+        // Recorded waits (pthread_join), as WaitedFor paths to the process:
+        // {start, end, the flow's CPU time in ns when the wait began (-1: unknown)}.
+        std::vector<std::array<std::int64_t, 3>> waits{};
     };
 
     ComponentId add_flow(ComponentId process, const FlowSpec& s) {
@@ -111,6 +115,12 @@ public:
         if (cpu >= 0) {
             model_.set_attr(f, model_.key(run_keys::utime_us), cpu);
             model_.set_attr(f, model_.key(run_keys::stime_us), std::int64_t{0});
+        }
+        for (const auto& [wait_start, wait_end, cpu_ns] : s.waits) {
+            const DataPathId dp = model_.add_datapath(f, process, model_.datapath_type(run_keys::waited_for));
+            model_.set_attr(dp, keys::start_ns, wait_start);
+            model_.set_attr(dp, keys::end_ns, wait_end);
+            if (cpu_ns >= 0) model_.set_attr(dp, model_.key(run_keys::wait_cpu_ns), cpu_ns);
         }
         std::vector<Interval> intervals = s.intervals;
         if (intervals.empty()) intervals.push_back({start, end, s.cpus});

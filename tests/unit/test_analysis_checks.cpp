@@ -7,6 +7,7 @@
 #include "analysis/analyzer.hpp"
 #include "analysis/flow_centric_check.hpp"
 #include "analysis/launcher.hpp"
+#include "analysis/node_load.hpp"
 #include "analysis/resource_centric_check.hpp"
 #include "analysis/run_view.hpp"
 #include "analysis/placement_check.hpp"
@@ -130,12 +131,32 @@ TEST(ResourceCentric, ProcessesSharingCpusAreSpatiallyConcurrent) {
     b.add_node("n01", 2);
     b.add_simple_process("n01", 100, 0, 1, cpus("0-1"));
     b.add_simple_process("n01", 200, 1, 1, cpus("0-1"));
+    // 1.0 thread per CPU: shared, but nothing waits. Information, not a warning.
     const auto findings = check_resource_centric(build_run_view(b.model()));
+    EXPECT_EQ(find(findings, "overloaded-resources"), nullptr);
+    const Finding* f = find(findings, "shared-resources");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->severity, Severity::Info);
+    EXPECT_NE(f->message.find("spatially concurrent configuration, within capacity"), std::string::npos);
+    EXPECT_EQ(f->figure("shared_cpus"), 2);
+    EXPECT_EQ(f->figure("processes"), 2);
+}
+
+TEST(ResourceCentric, ProcessesSharingOverDemandedCpusAreOverloaded) {
+    RunModelBuilder b;
+    b.add_node("n01", 2);
+    b.add_simple_process("n01", 100, 0, 2, cpus("0-1"));
+    b.add_simple_process("n01", 200, 1, 1, cpus("0-1"));  // 3 threads on 2 CPUs for the whole run
+    const auto findings = check_resource_centric(build_run_view(b.model()));
+    EXPECT_EQ(find(findings, "shared-resources"), nullptr);
     const Finding* f = find(findings, "overloaded-resources");
     ASSERT_NE(f, nullptr);
-    EXPECT_NE(f->message.find("(spatially concurrent configuration)"), std::string::npos);
+    EXPECT_EQ(f->severity, Severity::Warning);
+    EXPECT_NE(f->message.find("for the whole run (10.0 s) (spatially concurrent configuration)"), std::string::npos)
+        << f->message;
     EXPECT_EQ(f->figure("shared_cpus"), 2);
-    EXPECT_EQ(f->figure("over_demanded_cpus"), 0);
+    EXPECT_EQ(f->figure("over_demanded_cpus"), 2);
+    EXPECT_EQ(f->figure("over_demanded_ms"), 10'000);
 }
 
 TEST(ResourceCentric, ThreadsThatNeverOverlapInTimeDoNotOverload) {
@@ -358,6 +379,125 @@ TEST(Activity, StarvedIsToldFromServiceByWhatTheFlowAskedFor) {
         EXPECT_EQ(f.starved, std::string_view(c.state) == "starved") << c.what;
         EXPECT_EQ(f.service, std::string_view(c.state) == "service") << c.what;
         EXPECT_NEAR(f.cpu_fraction, c.cpu_us * 1e3 / static_cast<double>(f.end_ns), 1e-9) << c.what;
+    }
+}
+
+// The most common pthreads pattern: the main thread computes alone, then
+// starts one worker per core and waits for them in pthread_join. Its wait
+// is not load: no over-subscription, no "create at most 2 threads".
+TEST(Activity, AMainThreadWaitingInJoinIsLoadOnlyBeforeItsWorkers) {
+    for (const bool waits_recorded : {true, false}) {
+        RunModelBuilder b;
+        b.add_node("n01", 2);
+        const ComponentId p = b.add_process({.host = "n01", .pid = 100});
+        RunModelBuilder::FlowSpec main{.tid = 100, .main = true, .cpus = cpus("0-1"), .cpu_time_us = 2'000'000};
+        // Alone from 1 s to 3 s; the workers start at 3 s, the join 0.5 ms later.
+        if (waits_recorded) main.waits = {{3'000'500'000, 11'000'000'000, 2'000'000'000}};
+        b.add_flow(p, main);
+        for (int w = 0; w < 2; ++w)
+            b.add_flow(p, {.tid = 101 + w, .creator_module = "/opt/app/bin/app", .cpus = cpus("0-1"),
+                           .start_ns = 3'000'000'000, .end_ns = 11'000'000'000});
+        const RunView v = build_run_view(b.model());
+        const AnalysisResult a = analyze(v);
+        if (!waits_recorded) {
+            // Without the waits the main thread looks busy for its whole life: the
+            // false warning this test guards against.
+            EXPECT_NE(find(a.findings, "overloaded-resources"), nullptr);
+            continue;
+        }
+        ASSERT_EQ(v.flows[0].busy.size(), 1u);
+        EXPECT_EQ(v.flows[0].busy[0].start_ns, 1'000'000'000);
+        EXPECT_EQ(v.flows[0].busy[0].end_ns, 3'000'500'000);
+        EXPECT_FALSE(v.flows[0].service);
+        EXPECT_NEAR(v.flows[0].cpu_fraction, 1.0, 0.01);  // of its awake time
+        EXPECT_EQ(a.count(Severity::Warning), 0u);
+        EXPECT_EQ(find(a.findings, "overloaded-resources"), nullptr);
+        EXPECT_EQ(find(a.findings, "overloaded-reservation"), nullptr);
+    }
+}
+
+// A stretch between two CPU readings is judged on its own: a main thread
+// that computed for a second and then waited (not in a recorded call) for
+// nine is load for that second. A starved flow's quiet stretch stays load.
+TEST(Activity, StretchesBetweenCpuReadingsAreJudgedOnTheirOwn) {
+    FlowView f;
+    f.kind = "main";
+    f.start_ns = 0;
+    f.end_ns = 20'000'000'000;
+    f.cpu_time_us = 1'000'000;
+    f.waits = {{10'000'000'000, 11'000'000'000, 1'000'000'000}};  // had 1 s of CPU when it joined at 10 s
+    classify_activity(f);
+    EXPECT_FALSE(f.service);
+    // [0, 10 s): 10 % of a CPU, busy; [11 s, 20 s): no CPU at all, idle.
+    ASSERT_EQ(f.busy.size(), 1u);
+    EXPECT_EQ(f.busy[0].end_ns, 10'000'000'000);
+    f.cpu_time_us = 1'000'000;
+    f.waits = {{1'000'000'000, 2'000'000'000, 1'000'000'000}};
+    classify_activity(f);
+    EXPECT_EQ(f.busy.size(), 1u);
+    EXPECT_EQ(f.busy[0].end_ns, 1'000'000'000);  // the rest used no CPU
+    f.run_delay_ns = 15'000'000'000;  // but it waited 15 s for a CPU: starved, not idle
+    classify_activity(f);
+    EXPECT_TRUE(f.starved);
+    ASSERT_EQ(f.busy.size(), 2u);
+    EXPECT_EQ(f.busy[1].start_ns, 2'000'000'000);
+    EXPECT_EQ(f.busy[1].end_ns, 20'000'000'000);
+}
+
+// An overload says for how long and when, not only that it happened.
+TEST(NodeLoad, AnOverloadSaysForHowLongAndWhen) {
+    RunModelBuilder b;
+    b.add_node("n01", 2);
+    const ComponentId p = b.add_process({.host = "n01", .pid = 100});  // 1 s to 11 s
+    b.add_flow(p, {.tid = 100, .main = true, .cpus = cpus("0-1")});
+    for (int w = 0; w < 3; ++w)  // 4 busy threads on 2 cores from 5 s to 11 s
+        b.add_flow(p, {.tid = 101 + w, .creator_module = "/opt/app/bin/app", .cpus = cpus("0-1"),
+                       .start_ns = 5'000'000'000, .end_ns = 11'000'000'000});
+    const RunView v = build_run_view(b.model());
+    const NodeLoad load = compute_node_load(v, 0);
+    EXPECT_EQ(load.over_demanded.to_list_string(), "0-1");
+    EXPECT_EQ(load.over_demanded_ns, 6'000'000'000);
+    EXPECT_EQ(load.first_over_demand_ns, 5'000'000'000);
+    EXPECT_EQ(load.last_over_demand_ns, 11'000'000'000);
+    EXPECT_EQ(load.peak_flows, 4u);
+    EXPECT_DOUBLE_EQ(load.peak_demand, 2.0);
+    EXPECT_EQ(describe_over_demand(load), "60 % of the run (6.00 s of 10.0 s, from 4.00 s to 10.0 s)");
+    const auto findings = check_resource_centric(v);
+    const Finding* f = find(findings, "overloaded-resources");
+    ASSERT_NE(f, nullptr);
+    EXPECT_NE(f->message.find("for 60 % of the run"), std::string::npos) << f->message;
+    EXPECT_EQ(f->figure("over_demanded_ms"), 6000);
+    EXPECT_EQ(f->figure("over_demand_from_ms"), 4000);
+}
+
+// Over-demand under 1 % of the run (and 1 ms) in all is a moment, not an
+// over-subscription: no warning, and the peak is what was held that long.
+TEST(NodeLoad, AMomentaryOverDemandIsNotReported) {
+    for (const std::int64_t extra_ms : {50, 200}) {
+        RunModelBuilder b;
+        b.add_node("n01", 2);
+        const ComponentId p = b.add_process({.host = "n01", .pid = 100});  // 10 s
+        b.add_flow(p, {.tid = 100, .main = true, .cpus = cpus("0-1")});
+        b.add_flow(p, {.tid = 101, .creator_module = "/opt/app/bin/app", .cpus = cpus("0-1")});
+        b.add_flow(p, {.tid = 102, .creator_module = "/opt/app/bin/app", .cpus = cpus("0-1"),
+                       .start_ns = 5'000'000'000, .end_ns = 5'000'000'000 + extra_ms * 1'000'000});
+        const RunView v = build_run_view(b.model());
+        const NodeLoad load = compute_node_load(v, 0);
+        const auto findings = check_resource_centric(v, {load});
+        if (extra_ms == 50) {
+            EXPECT_TRUE(load.over_demanded.empty());
+            EXPECT_EQ(load.peak_flows, 2u);
+            EXPECT_DOUBLE_EQ(load.peak_demand, 1.0);
+            EXPECT_EQ(find(findings, "overloaded-resources"), nullptr);
+        } else {
+            EXPECT_EQ(load.over_demanded.to_list_string(), "0-1");
+            EXPECT_EQ(load.peak_flows, 3u);
+            ASSERT_NE(find(findings, "overloaded-resources"), nullptr);
+            EXPECT_NE(find(findings, "overloaded-resources")->message.find("2 % of the run (0.20 s of 10.0 s, from "
+                                                                            "4.00 s to 4.20 s)"),
+                      std::string::npos)
+                << find(findings, "overloaded-resources")->message;
+        }
     }
 }
 

@@ -170,6 +170,36 @@ TEST(ProcessLog, InterpretsThreadsMasksAndEnd) {
     EXPECT_EQ(t.end_t, 1000);  // no thread_end: closed by the process's end
 }
 
+// pthread_join waits: kept in time order, clipped to the waiter's life; a
+// wait whose begin is after its end, or that lies outside the life, is dropped.
+TEST(ProcessLog, JoinWaitsAreKeptInOrderAndClipped) {
+    const std::string joins =
+        R"({"v":1,"ev":"join","t":900,"pid":7,"tid":7,"api":"pthread_join","target_pthread":"0x7f01","begin_t":400,"cpu_ns":250000,"rc":0})"
+        "\n"
+        R"({"v":1,"ev":"join","t":350,"pid":7,"tid":7,"api":"pthread_join","target_pthread":"0x7f02","target_tid":8,"begin_t":300,"rc":0})"
+        "\n"
+        R"({"v":1,"ev":"join","t":380,"pid":7,"tid":7,"api":"pthread_join","target_pthread":"0x7f03","begin_t":390,"rc":0})"
+        "\n"
+        R"({"v":1,"ev":"join","t":2000,"pid":7,"tid":7,"api":"pthread_join","target_pthread":"0x7f04","begin_t":950,"rc":0})"
+        "\n";
+    auto r = parse_process_log(kStart + kThread + joins + kEnd, "log");
+    ASSERT_TRUE(r) << r.error().message;
+    const ThreadRecord& main = r->threads[0];
+    ASSERT_TRUE(main.is_main);
+    ASSERT_EQ(main.waits.size(), 3u);
+    EXPECT_EQ(main.waits[0].begin_t, 300);
+    EXPECT_EQ(main.waits[0].end_t, 350);
+    EXPECT_EQ(main.waits[0].target_tid, 8);
+    EXPECT_EQ(main.waits[0].cpu_ns, -1);
+    EXPECT_EQ(main.waits[1].begin_t, 400);
+    EXPECT_EQ(main.waits[1].cpu_ns, 250000);
+    EXPECT_EQ(main.waits[1].target_pthread, "0x7f01");
+    EXPECT_EQ(main.waits[2].begin_t, 950);
+    EXPECT_EQ(main.waits[2].end_t, 1000);  // the process ended at 1000
+    EXPECT_EQ(r->threads[1].pthread_handle, "");  // kThread carries no handle
+    EXPECT_TRUE(r->notes.empty());
+}
+
 // A thread never joined (a GNU OpenMP pool) has no thread_end: the exiting
 // thread wrote its CPU time, read through the thread's CPU clock.
 TEST(ProcessLog, ALiveThreadsUsageAtExitGivesItsCpuTime) {

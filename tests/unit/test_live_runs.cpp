@@ -170,6 +170,42 @@ TEST(LiveRuns, StarvedThreadsOnTwoCoresAreOverloadNotIdle) {
     }
 }
 
+// The most common pthreads pattern: the main thread computes alone, then
+// starts one worker per core and waits for them in pthread_join. Its wait is
+// recorded (docs/event-log.md, `join`) and is not load: no warning, and
+// `check --fail-on warning` passes.
+TEST(LiveRuns, AMainThreadThatComputesThenJoinsOneWorkerPerCoreIsNoOverload) {
+    const std::string busy = kBin + "/examples/busy_threads";
+    REQUIRE_PROGRAM(busy);
+    stacksage::testing::TempDir dir;
+    const auto report = record_and_report(dir, "", "taskset -c 0,1 " + busy + " 2 0.5 0.5");
+    ASSERT_FALSE(report.is_discarded());
+    EXPECT_TRUE(findings(report, "overloaded-resources").empty()) << report.dump(1);
+    EXPECT_TRUE(findings(report, "overloaded-reservation").empty()) << report.dump(1);
+    EXPECT_EQ(report["summary"]["warnings"], 0) << report.dump(1);
+    const Shell check = shell(kCli + " check " + dir.str() + "/out --fail-on warning");
+    EXPECT_EQ(check.exit_code, 0) << check.output;
+}
+
+// Over-subscription that starts when the workers do says so: main alone for
+// 0.4 s, then 4 workers on 2 cores for 0.6 s.
+TEST(LiveRuns, AnOverloadSaysWhenAndForHowLong) {
+    const std::string busy = kBin + "/examples/busy_threads";
+    REQUIRE_PROGRAM(busy);
+    stacksage::testing::TempDir dir;
+    const auto report = record_and_report(dir, "", "taskset -c 0,1 " + busy + " 4 0.6 0.4");
+    ASSERT_FALSE(report.is_discarded());
+    const auto overloaded = findings(report, "overloaded-resources");
+    ASSERT_EQ(overloaded.size(), 1u) << report.dump(1);
+    const auto& figures = overloaded[0]["figures"];
+    EXPECT_GE(figures["over_demand_from_ms"].get<int>(), 300) << figures.dump();
+    EXPECT_LE(figures["over_demand_from_ms"].get<int>(), 700) << figures.dump();
+    EXPECT_GE(figures["over_demanded_ms"].get<int>(), 400) << figures.dump();
+    EXPECT_LT(figures["over_demanded_ms"].get<int>(), figures["run_ms"].get<int>()) << figures.dump();
+    EXPECT_NE(overloaded[0]["message"].get<std::string>().find("% of the run ("), std::string::npos)
+        << overloaded[0]["message"];
+}
+
 namespace {
 std::string mpirun_command(const std::string& binding) {
     const std::string mpirun = which("mpirun");

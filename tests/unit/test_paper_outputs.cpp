@@ -78,8 +78,8 @@ TEST(PaperOutputs, ThirtyTwoProcessesOnSixteenCores) {
     const Report r = report_of(dir);
     EXPECT_NE(r.text.find("+ Node n01: 16 cores available, 32 processes created.\n"
                           "      Ranks 0-31 (32 processes) each created 1 thread on cpu(s) [0-15]\n"
-                          "      ## WARNING ## Cores [0-15] may be used by more than one process/thread (overloaded "
-                          "resources) (spatially concurrent configuration)\n"),
+                          "      ## WARNING ## Cores [0-15] had more threads to run than they could run at once "
+                          "(overloaded resources) for the whole run (10.0 s) (spatially concurrent configuration)\n"),
               std::string::npos)
         << r.text;
     EXPECT_NE(r.text.find("Analysis conclusion: 1 warning(s)\n"), std::string::npos) << r.text;
@@ -107,8 +107,8 @@ TEST(PaperOutputs, FourProcessesOfEightThreadsOnNineOfThirtyTwoCores) {
         << r.text;
     EXPECT_EQ(warnings_of(r.analysis),
               (std::vector<std::string>{
-                  "Cores [0-8] may be used by more than one process/thread (overloaded resources) (spatially "
-                  "concurrent configuration)",
+                  "Cores [0-8] had more threads to run than they could run at once (overloaded resources) for "
+                  "the whole run (10.0 s) (spatially concurrent configuration)",
                   "Cores [9-31] may stay idle during execution (underloaded resources)"}));
     EXPECT_NE(r.text.find("Analysis conclusion: 2 warning(s)\n"), std::string::npos) << r.text;
     // The flow-centric numbers are folded into the overload: 32 threads for 9 cores.

@@ -1,0 +1,96 @@
+// Waits the recorder sees: pthread_join and its timed variants.
+//
+// A main thread that computes alone, then starts one worker per core and
+// waits for them in pthread_join is the most common pthreads pattern. Over
+// its whole life it looks busy (it computed), so without its waits the
+// analyzer would count it as load next to its workers and report a core too
+// many. A `join` line gives the wait's bounds and the waiter's CPU time, so
+// that activity is decided per interval (analysis/activity.hpp).
+//
+// Cost: a join whose thread had already ended, or ended within
+// kShortestRecordedWait, writes nothing: two clock reads through the vDSO
+// (tens of ns) are all it pays. A longer wait pays one CPU-clock read and one
+// line, against a wait of a millisecond or more.
+#include <errno.h>
+#include <pthread.h>
+#include <time.h>
+
+#include "preload/real_functions.hpp"
+#include "preload/thread_cpu_clock.hpp"
+#include "preload/thread_registry.hpp"
+#include "preload/tracer.hpp"
+
+namespace stacksage::preload {
+
+namespace {
+
+// Shorter waits change nothing the analyzer can see (its load sweep works
+// at the scale of scheduler time slices and more).
+constexpr std::uint64_t kShortestRecordedWait = 1'000'000;
+
+// Records a wait of the calling thread for `thread` that began at begin_ns.
+void record_join(const char* api, pthread_t thread, int target_tid, std::uint64_t begin_ns, int rc) {
+    const std::uint64_t end_ns = monotonic_ns();
+    if (end_ns < begin_ns + kShortestRecordedWait) return;
+    RecorderScope scope;
+    const std::int64_t cpu_ns = read_thread_cpu_ns(0);
+    write_event("join", [&](JsonLine& line) {
+        line.field("api", api);
+        line.field_hex("target_pthread", static_cast<std::uintptr_t>(thread));
+        if (target_tid > 0) line.field("target_tid", static_cast<std::int64_t>(target_tid));
+        line.field_u("begin_t", begin_ns);
+        if (cpu_ns >= 0) line.field("cpu_ns", cpu_ns);
+        line.field("rc", static_cast<std::int64_t>(rc));
+    });
+}
+
+// The joined thread's tid while it still runs (it unregisters at its end);
+// 0 when it had ended already: the reader then finds it by its handle.
+int tid_of(pthread_t thread) {
+    if (!tracing_ready()) return 0;
+    RecorderScope scope;
+    const int tid = find_thread_tid(static_cast<std::uintptr_t>(thread));
+    return tid > 0 ? tid : 0;
+}
+
+}  // namespace
+
+}  // namespace stacksage::preload
+
+using namespace stacksage::preload;
+
+#define STACKSAGE_EXPORT extern "C" __attribute__((visibility("default")))
+
+STACKSAGE_EXPORT int pthread_join(pthread_t thread, void** value) {
+    auto real_join = real::pthread_join();
+    if (real_join == nullptr) return ENOSYS;
+    if (inside_recorder() || !tracing_ready()) return real_join(thread, value);
+    const int target = tid_of(thread);
+    const std::uint64_t begin = monotonic_ns();
+    const int rc = real_join(thread, value);
+    record_join("pthread_join", thread, target, begin, rc);
+    return rc;
+}
+
+STACKSAGE_EXPORT int pthread_timedjoin_np(pthread_t thread, void** value, const struct timespec* abstime) {
+    auto real_join = real::pthread_timedjoin_np();
+    if (real_join == nullptr) return ENOSYS;
+    if (inside_recorder() || !tracing_ready()) return real_join(thread, value, abstime);
+    const int target = tid_of(thread);
+    const std::uint64_t begin = monotonic_ns();
+    const int rc = real_join(thread, value, abstime);
+    record_join("pthread_timedjoin_np", thread, target, begin, rc);
+    return rc;
+}
+
+STACKSAGE_EXPORT int pthread_clockjoin_np(pthread_t thread, void** value, clockid_t clock,
+                                          const struct timespec* abstime) {
+    auto real_join = real::pthread_clockjoin_np();
+    if (real_join == nullptr) return ENOSYS;
+    if (inside_recorder() || !tracing_ready()) return real_join(thread, value, clock, abstime);
+    const int target = tid_of(thread);
+    const std::uint64_t begin = monotonic_ns();
+    const int rc = real_join(thread, value, clock, abstime);
+    record_join("pthread_clockjoin_np", thread, target, begin, rc);
+    return rc;
+}
