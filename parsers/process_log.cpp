@@ -105,6 +105,7 @@ public:
             p_.nvcsw = doc.get_int("nvcsw").value_or(-1);
             p_.nivcsw = doc.get_int("nivcsw").value_or(-1);
             p_.main_run_delay_ns = doc.get_int("main_run_delay_ns").value_or(-1);
+            p_.main_cpu_us = doc.get_int("main_cpu_us").value_or(-1);
             if (auto u = doc.get_int("threads_untraced"); u && *u > 0)
                 p_.threads_untraced = static_cast<std::uint64_t>(*u);
         } else if (ev.name == "signal") {
@@ -143,6 +144,12 @@ public:
                 p_.end_how = "unknown";
             }
         }
+        // The recorder's own threads, listed in snapshots by older recorders.
+        const auto recorder_threads = std::remove_if(p_.threads.begin(), p_.threads.end(), [](const ThreadRecord& t) {
+            return t.discovered && !t.is_main && is_recorder_thread_name(t.name);
+        });
+        p_.threads.erase(recorder_threads, p_.threads.end());
+        by_tid_.clear();  // indexes into threads; not used after this
         for (ThreadRecord& t : p_.threads) {
             // Lines of different threads are in write order, not time order.
             std::stable_sort(t.masks.begin(), t.masks.end(),
@@ -332,6 +339,8 @@ Result<ProcessImage> interpret(const std::string& name,
 }
 
 }  // namespace
+
+bool is_recorder_thread_name(std::string_view name) { return name.starts_with("stacksage"); }
 
 Result<ProcessImage> parse_process_log(std::string_view text, const std::string& name) {
     return interpret(name, [&](const std::function<void(const EventLogEvent&)>& on_event) {

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -87,6 +88,7 @@ struct ProcessImage {
     std::int64_t nvcsw = -1;        // context switches, likewise
     std::int64_t nivcsw = -1;
     std::int64_t main_run_delay_ns = -1;  // the main thread's wait for a CPU, from process_end
+    std::int64_t main_cpu_us = -1;  // the main thread's own CPU time, from process_end; -1: not recorded
     std::int64_t exec_t = -1;       // time of a successful-looking exec (the image ended there)
     std::int64_t last_event_t = -1;
     std::optional<Cpuset> cgroup_cpuset;
@@ -108,11 +110,18 @@ struct ProcessImage {
     EventLogSummary summary;
 };
 
+// Whether a thread that the log only saw in a snapshot is one of the
+// recorder's own (preload/recorder_threads.hpp names them "stacksage-..."):
+// recorders before it kept them out of snapshots listed their drain thread
+// there, and it must never count as the application's.
+bool is_recorder_thread_name(std::string_view name);
+
 // Reads and interprets one event log.
 //
 // \return the image, closed: every thread has an end time (its own, or the
 //         image's end: process_end, a fatal signal, exec, or the last event
-//         seen, in that order of preference).
+//         seen, in that order of preference); the recorder's own threads are
+//         left out.
 // \return an Error naming the file when it cannot be read, is corrupt, or
 //         does not start with a process_start event.
 Result<ProcessImage> read_process_log(const std::string& path);

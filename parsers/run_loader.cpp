@@ -107,12 +107,18 @@ std::string base_name(std::string_view path) {
 
 // What a process's threads other than the main one account for, over all
 // its images: the process's totals (process_end) less these are the main
-// thread's, which has no thread_end of its own.
+// thread's, which has no thread_end of its own (recorders before main_cpu_us,
+// and for the context switches).
 struct OtherThreadsTotals {
     std::int64_t cpu_us = 0, nvcsw = 0, nivcsw = 0;
     bool cpu_known = true, switches_known = true;  // false once a thread lacks the figure
 
     void add(const ThreadRecord& t) {
+        // A thread only seen in a snapshot has no figures at all: leaving it
+        // out keeps the main thread's known, at the price of counting the
+        // other's time as the main thread's (an upper bound), where treating
+        // it as unknown lost the main thread's time in every MPI run.
+        if (t.discovered && t.utime_us < 0 && t.nvcsw < 0) return;
         if (t.utime_us >= 0 && t.stime_us >= 0)
             cpu_us = add_saturating(cpu_us, add_saturating(t.utime_us, t.stime_us));
         else
@@ -692,11 +698,15 @@ private:
                 t.masks.clear();
             }
         }
-        // The process's CPU time and context switches cover all its threads,
-        // ended ones included: what the others do not account for is the
-        // main thread's.
+        // The main thread's own CPU time, when the recorder read it. Else: the
+        // process's CPU time and context switches cover all its threads, ended
+        // ones included, and what the others do not account for is the main
+        // thread's.
         bool derived = false;
-        if (last.utime_us >= 0 && last.stime_us >= 0 && others.cpu_known) {
+        if (last.main_cpu_us >= 0) {
+            main.utime_us = last.main_cpu_us;
+            main.stime_us = 0;
+        } else if (last.utime_us >= 0 && last.stime_us >= 0 && others.cpu_known) {
             main.utime_us = OtherThreadsTotals::left_of(add_saturating(last.utime_us, last.stime_us), others.cpu_us);
             main.stime_us = 0;
             derived = true;

@@ -13,6 +13,7 @@
 #include "preload/environment.hpp"
 #include "preload/real_functions.hpp"
 #include "preload/run_delay.hpp"
+#include "preload/thread_cpu_clock.hpp"
 #include "preload/tracer.hpp"
 
 extern char** environ;
@@ -78,8 +79,13 @@ void write_process_end(const char* how, int status) {
         add_rusage(line, ru);
         line.field("maxrss_kb", static_cast<std::int64_t>(ru.ru_maxrss));
     }
-    // The main thread's wait for a CPU: the analyzer derives its CPU time
-    // from the process's, but a wait has no process-wide total to derive from.
+    // The main thread's own CPU time: deriving it from the process's total
+    // less the other threads' fails when one of them has no figure (a thread
+    // only seen in a snapshot). Its tid is the pid; -1 once it is gone.
+    const int own_tid = raw::gettid();
+    if (const std::int64_t cpu_ns = read_thread_cpu_ns(own_tid == p.pid ? 0 : p.pid); cpu_ns >= 0)
+        line.field("main_cpu_us", cpu_ns / 1000);
+    // The main thread's wait for a CPU: a wait has no process-wide total to derive from.
     if (const std::int64_t waited = read_run_delay_ns(p.pid); waited >= 0) line.field("main_run_delay_ns", waited);
     line.field_u("threads_created", p.thread_seq.load(std::memory_order_relaxed));
     line.field_u("threads_untraced", p.threads_untraced.load(std::memory_order_relaxed));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "parsers/process_log.hpp"
 #include "parsers/run_model_keys.hpp"
 
 namespace stacksage::preload {
@@ -168,6 +169,8 @@ void ProcessModelBuilder::on_snapshot(const nlohmann::json& e, std::uint64_t t, 
         const int tid = static_cast<int>(as_int(th.value("tid", nlohmann::json())));
         if (tid <= 0) continue;
         ComponentId f = flow(tid);
+        // The recorder's own, in snapshots of older recorders: never a flow.
+        if (f == kNoComponent && is_recorder_thread_name(as_string(th.value("name", nlohmann::json())))) continue;
         if (f == kNoComponent) {
             // A thread the recorder did not see start (clone, or started before us).
             f = add_flow(tid, t);

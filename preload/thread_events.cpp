@@ -15,6 +15,7 @@
 #include "preload/caller_module.hpp"
 #include "preload/module_table.hpp"
 #include "preload/real_functions.hpp"
+#include "preload/recorder_threads.hpp"
 #include "preload/run_delay.hpp"
 #include "preload/sampling_hook.hpp"
 #include "preload/thread_cpu_clock.hpp"
@@ -146,6 +147,9 @@ struct LiveThreadWalk {
 
 void write_live_thread_usage(int tid, std::uint64_t start_ns, void* context) {
     auto& walk = *static_cast<LiveThreadWalk*>(context);
+    // Recorder threads are started untraced and never registered here; the
+    // check keeps it so should one ever go through the traced path.
+    if (is_recorder_thread(tid)) return;
     const std::int64_t cpu_ns = read_thread_cpu_ns(tid == walk.own_tid ? 0 : tid);
     if (cpu_ns < 0) return;  // ended meanwhile: its thread_end says it all
     std::int64_t waited = -1;

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 
 #include "preload/raw_syscall.hpp"
+#include "preload/recorder_threads.hpp"
 #include "preload/text.hpp"
 
 namespace stacksage::preload {
@@ -18,6 +19,8 @@ struct LinuxDirent64 {
 }  // namespace
 
 void add_thread_snapshot(JsonLine& line) {
+    // A recorder thread still starting has no tid in the registry yet.
+    wait_for_starting_recorder_threads();
     line.key("threads");
     line.open_array();
     long dir = raw::openat(AT_FDCWD, "/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -36,6 +39,7 @@ void add_thread_snapshot(JsonLine& line) {
             const char* p = d->d_name;
             if (!read_decimal(p, INT32_MAX, number)) continue;  // ".", ".."
             const int tid = static_cast<int>(number);
+            if (is_recorder_thread(tid)) continue;  // the recorder's own (the drain thread): not the application's
             line.open_object();
             line.field("tid", static_cast<std::int64_t>(tid));
             char path[64];

@@ -11,6 +11,7 @@
 
 #include "preload/environment.hpp"
 #include "preload/module_table.hpp"
+#include "preload/recorder_threads.hpp"
 #include "preload/sampling_hook.hpp"
 #include "preload/text.hpp"
 
@@ -224,6 +225,7 @@ void reinitialise_in_child() {
     p.exit_recorded.store(false, std::memory_order_relaxed);
     g_big_line_lock.reset();
     modules().reset_after_fork();
+    forget_recorder_threads();  // the parent's drain thread is not copied into the child
     if (!p.log.reopen_in_child(p.rank, p.pid)) {
         // Said once, never silently (descriptors exhausted, the output
         // directory removed or full). Async-signal-safe: raw write only.

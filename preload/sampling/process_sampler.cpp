@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "preload/raw_syscall.hpp"
+#include "preload/recorder_threads.hpp"
 #include "preload/text.hpp"
 #include "preload/sampling/summary_writer.hpp"
 
@@ -92,6 +93,9 @@ void* drain_loop(void*) {
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, nullptr);
+    // It is the recorder's, not the application's: snapshots of the
+    // process's threads and the reports must not count it.
+    preload::register_this_recorder_thread("stacksage-drain");
     while (!g_stop.load(std::memory_order_acquire)) {
         nfds_t n = 0;
         g_pollfds[n++] = {g_wake_pipe[0], POLLIN, 0};
@@ -118,6 +122,7 @@ void* drain_loop(void*) {
             s->unlock();
         }
     }
+    preload::unregister_this_recorder_thread();
     g_drainer_running.store(false, std::memory_order_release);
     return nullptr;
 }
@@ -144,7 +149,11 @@ void start_drainer() {
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     pthread_attr_setstacksize(&attr, 256 * 1024);
-    if (g_config.start_thread(&thread, &attr, &drain_loop, nullptr) != 0) g_drainer_running.store(false);
+    preload::recorder_thread_starting();
+    if (g_config.start_thread(&thread, &attr, &drain_loop, nullptr) != 0) {
+        g_drainer_running.store(false);
+        preload::recorder_thread_start_failed();
+    }
     pthread_attr_destroy(&attr);
 }
 

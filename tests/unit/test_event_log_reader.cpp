@@ -292,6 +292,54 @@ TEST(ProcessLog, MpiSnapshotsRevealThreadsAndHiddenMaskChanges) {
     EXPECT_EQ(r->threads[2].name, "async");
 }
 
+// Recorders before the registry of their own threads listed the sampler's
+// drain thread in MPI snapshots, where it looked like an application thread
+// of unknown runtime that never stopped running. It is left out; a thread of
+// the application discovered the same way stays.
+TEST(ProcessLog, TheRecordersDrainThreadInASnapshotIsNotAThread) {
+    const std::string init =
+        R"({"v":1,"ev":"mpi_init","t":300,"pid":7,"tid":7,"api":"MPI_Init","rc":0,"rank":0,"size":1,"threads":[)"
+        R"({"tid":7,"name":"app","cpuset":"0-3"},{"tid":8,"cpuset":"1"},)"
+        R"({"tid":9,"name":"stacksage-drain","cpuset":"0-3"},{"tid":10,"name":"async","cpuset":"0-3"}]})"
+        "\n";
+    const std::string finalize =
+        R"({"v":1,"ev":"mpi_finalize","t":900,"pid":7,"tid":7,"api":"MPI_Finalize","rc":0,"threads":[)"
+        R"({"tid":7,"name":"app","cpuset":"0-3"},{"tid":9,"name":"stacksage-drain","cpuset":"0-3"}]})"
+        "\n";
+    auto r = parse_process_log(kStart + kThread + init + finalize + kEnd, "log");
+    ASSERT_TRUE(r) << r.error().message;
+    ASSERT_EQ(r->threads.size(), 3u);
+    for (const ThreadRecord& t : r->threads) EXPECT_NE(t.tid, 9) << t.name;
+    EXPECT_EQ(r->threads[2].name, "async");
+    EXPECT_TRUE(r->threads[2].discovered);
+    EXPECT_TRUE(is_recorder_thread_name("stacksage-drain"));
+    EXPECT_FALSE(is_recorder_thread_name("app"));
+}
+
+// Only a thread the log merely saw is judged by its name: one the recorder
+// saw created is the application's, whatever it is called.
+TEST(ProcessLog, AnApplicationThreadNamedLikeTheRecorderStays) {
+    const std::string name =
+        R"({"v":1,"ev":"thread_name","t":310,"pid":7,"tid":8,"target_tid":8,"name":"stacksage-like"})" "\n";
+    auto r = parse_process_log(kStart + kThread + name + kEnd, "log");
+    ASSERT_TRUE(r) << r.error().message;
+    ASSERT_EQ(r->threads.size(), 2u);
+    EXPECT_EQ(r->threads[1].name, "stacksage-like");
+}
+
+TEST(ProcessLog, ReadsTheMainThreadsOwnCpuTime) {
+    const std::string end =
+        R"({"v":1,"ev":"process_end","t":1000,"pid":7,"tid":7,"how":"exit","status":0,"utime_us":500,"stime_us":100,)"
+        R"("main_cpu_us":321})"
+        "\n";
+    auto with = parse_process_log(kStart + kThread + end, "log");
+    ASSERT_TRUE(with) << with.error().message;
+    EXPECT_EQ(with->main_cpu_us, 321);
+    auto without = parse_process_log(kStart + kThread + kEnd, "log");
+    ASSERT_TRUE(without);
+    EXPECT_EQ(without->main_cpu_us, -1);
+}
+
 TEST(ProcessLog, RefusesALogThatDoesNotStartWithProcessStart) {
     auto r = parse_process_log(kThread + kEnd, "log");
     ASSERT_FALSE(r);

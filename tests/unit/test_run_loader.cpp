@@ -265,6 +265,74 @@ TEST(RunLoader, AnIdleOpenMpPoolAliveAtExitIsServiceNotLoad) {
     }
 }
 
+// One rank with two busy threads on 2 cores, sampled by a recorder that
+// still listed its drain thread in the MPI_Init snapshot (issue 17): the
+// drain thread is no flow, the cores are not over-subscribed, and the main
+// thread's CPU time stays known.
+TEST(RunLoader, TheRecordersDrainThreadIsNoFlow) {
+    TempDir dir;
+    SyntheticRun run(dir.path());
+    run.write_run_json(R"(["mpirun","-np","1","./app"])");
+    run.add_host("n01", "pack:1 core:2 pu:1");
+    SyntheticProcess p = busy_process("n01", 100, 0, 2, "0-1");
+    p.mpi = true;
+    p.main_cpu_time_us = 9'000'000;
+    std::string text = event_log_text(p);
+    const std::string empty = R"("api":"MPI_Init","rc":0,"rank":0,"size":2,"thread_level":0,"threads":[])";
+    const std::size_t at = text.find(empty);
+    ASSERT_NE(at, std::string::npos);
+    text.replace(at, empty.size(),
+                 R"("api":"MPI_Init","rc":0,"rank":0,"size":1,"thread_level":0,"threads":[)"
+                 R"({"tid":100,"name":"app","cpuset":"0-1"},{"tid":10001,"name":"app","cpuset":"0-1"},)"
+                 R"({"tid":101,"name":"stacksage-drain","cpuset":"0-1"}])");
+    SyntheticRun::write_file(run.add_process(p), text);
+    LoadedRun r = load(dir);
+    const Model& m = r.model;
+    const auto flows = m.children(m.components_of_type(ComponentType::Process).front());
+    ASSERT_EQ(flows.size(), 2u);
+    for (ComponentId f : flows) EXPECT_NE(m.name(f).rfind("stacksage", 0), 0u) << m.name(f);
+    EXPECT_EQ(*m.get_int(flows[0], *m.find_key(run_keys::utime_us)), 9'000'000);
+    const AnalysisResult a = analyze(r.model);
+    for (const Finding& f : a.findings) EXPECT_NE(f.code, "overloaded-resources") << f.message;
+}
+
+// A thread only seen in a snapshot has no CPU time: the main thread's, the
+// process's total less the other threads', stays known (it then includes the
+// unseen thread's). A recorder that read the main thread's own clock
+// (main_cpu_us) gives it exactly, not derived.
+TEST(RunLoader, TheMainThreadsCpuTimeSurvivesADiscoveredThread) {
+    for (const bool own_clock : {false, true}) {
+        SCOPED_TRACE(own_clock ? "main_cpu_us" : "derived");
+        EditedLogRun e;
+        const std::string end = R"("ev":"process_end")";
+        const std::size_t at = e.text.find(std::string("{\"v\":1,") + end);
+        ASSERT_NE(at, std::string::npos);
+        e.text.insert(at, R"({"v":1,"ev":"mpi_init","t":1002000000,"pid":100,"tid":100,"api":"MPI_Init","rc":0,)"
+                          R"("rank":0,"size":1,"threads":[{"tid":100,"cpuset":"0-1"},{"tid":555,"name":"helper"}]})"
+                          "\n");
+        if (own_clock) {
+            const std::size_t created = e.text.find(R"("threads_created")");
+            ASSERT_NE(created, std::string::npos);
+            e.text.insert(created, R"("main_cpu_us":1234,)");
+        }
+        LoadedRun r = e.load();
+        const Model& m = r.model;
+        const auto flows = m.children(m.components_of_type(ComponentType::Process).front());
+        ASSERT_EQ(flows.size(), 4u);  // main, 2 threads, the discovered helper
+        EXPECT_EQ(m.kind(flows[3]), run_keys::kind_discovered);
+        const auto main_cpu = m.get_int(flows[0], *m.find_key(run_keys::utime_us));
+        ASSERT_TRUE(main_cpu);
+        const auto derived = m.get_int(flows[0], *m.find_key(run_keys::cpu_time_derived));
+        if (own_clock) {
+            EXPECT_EQ(*main_cpu, 1234);
+            EXPECT_FALSE(derived);
+        } else {
+            EXPECT_EQ(*main_cpu, 10'000'000);  // busy_process: busy the whole 10 s
+            EXPECT_EQ(derived, 1);
+        }
+    }
+}
+
 // CPU times and switch counts are whatever a log says, up to INT64_MAX: the
 // sums that derive the main thread's share saturate instead of overflowing
 // (UBSan stops the sanitizer build on a signed overflow).

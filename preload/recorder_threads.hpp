@@ -1,0 +1,41 @@
+// The recorder's own threads (today: the sampler's drain thread), by kernel
+// tid. They live in the application's process, so /proc/self/task lists
+// them next to the application's: a thread snapshot that kept them counted
+// the recorder as load (issue 17: a clean 1-rank x 2-thread run failed
+// `check` with sampling on). Each registers itself from inside; snapshots
+// and the exit-time measurements skip what is registered.
+//
+// A handful of fixed atomic slots: no lock, no allocation, async-signal-safe.
+#pragma once
+
+namespace stacksage::preload {
+
+// The name every recorder thread gives itself (PR_SET_NAME, at most 15
+// bytes), so that a reader can tell them apart also in logs of recorders that
+// wrote them into snapshots.
+inline constexpr char kRecorderThreadNamePrefix[] = "stacksage";
+
+// Before the creator starts a recorder thread: until that thread has
+// registered, snapshots wait for it (bounded), as its tid is not known yet.
+void recorder_thread_starting();
+// The creation failed: nothing will register.
+void recorder_thread_start_failed();
+
+// From inside the new recorder thread: names it `name` (prefixed by
+// kRecorderThreadNamePrefix by convention) and registers its tid.
+// \return false when every slot is taken (the thread is then not hidden).
+bool register_this_recorder_thread(const char* name);
+// From inside a recorder thread that is about to end.
+void unregister_this_recorder_thread();
+
+// Whether tid is one of the recorder's own threads. Lock-free.
+bool is_recorder_thread(int tid);
+
+// Waits, at most about 50 ms, until every recorder thread being started has
+// registered. For snapshots, which are rare (MPI_Init, MPI_Finalize).
+void wait_for_starting_recorder_threads();
+
+// In a forked child: the parent's recorder threads do not exist there.
+void forget_recorder_threads();
+
+}  // namespace stacksage::preload
