@@ -19,6 +19,18 @@ void classify_whole_life(FlowView& flow, const ActivityOptions& options) {
         // Ran or waited to run, as a fraction of its awake time: what it asked for.
         const double waited = static_cast<double>(flow.run_delay_ns) / static_cast<double>(awake);
         flow.starved = flow.cpu_fraction + waited >= options.service_fraction;
+        // A helper woken often for microseconds queues at every wake-up on a
+        // crowded node: its turns are short. Without the turns' count it
+        // keeps the verdict above.
+        const std::int64_t turns = flow.run_slices > 0 ? flow.run_slices
+                                   : flow.voluntary_switches >= 0 && flow.involuntary_switches >= 0
+                                       ? flow.voluntary_switches + flow.involuntary_switches + 1
+                                       : -1;
+        if (flow.starved && turns > 0) {
+            const double cpu_per_turn = static_cast<double>(flow.cpu_time_us) * 1000.0 / static_cast<double>(turns);
+            flow.starved = cpu_per_turn >= static_cast<double>(options.starved_min_cpu_per_slice_ns) ||
+                           waited >= options.starved_wait_fraction;
+        }
     } else {
         const double preemptions_per_s = static_cast<double>(flow.involuntary_switches) * 1e9 / static_cast<double>(awake);
         flow.starved = flow.voluntary_switches >= 0 && flow.involuntary_switches > flow.voluntary_switches &&

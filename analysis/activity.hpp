@@ -31,6 +31,17 @@ struct ActivityOptions {
     // for a CPU. An idle thread that ran a few bursts was preempted a few
     // times in all; a thread that never blocked was runnable all its life.
     double starved_preemptions_per_s = 10;
+    // A starved compute thread uses each turn on a CPU for much of a time
+    // slice; a helper that wakes for microseconds queues at each wake-up on
+    // a crowded node and so may "ask for" a tenth of a CPU while hardly
+    // using any. Under this CPU time per turn (schedstat's slices, else the
+    // context switches + 1) a flow is starved only if it waited for a CPU
+    // at least starved_wait_fraction of its awake time. Measured on 8 ranks
+    // x 2 GNU OpenMP threads on 2 cores: PMIx and Open MPI helpers ran
+    // 11-23 us per turn and waited 0.1-3.4 %; starved OpenMP workers ran
+    // 290-2500 us per turn and waited 39-71 %. Both bounds sit in the gaps.
+    std::int64_t starved_min_cpu_per_slice_ns = 200'000;
+    double starved_wait_fraction = 0.25;
 };
 
 // Sets flow.cpu_fraction, flow.service, flow.starved and flow.busy. A flow

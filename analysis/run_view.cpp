@@ -63,7 +63,7 @@ std::string describe_cpus(const NodeView& node, const Cpuset& cpus) {
 namespace {
 
 struct Keys {
-    std::optional<AttrKey> pid, ppid, tid, rank, launcher, exe, end_how, utime, stime, nvcsw, nivcsw, run_delay,
+    std::optional<AttrKey> pid, ppid, tid, rank, launcher, exe, end_how, utime, stime, nvcsw, nivcsw, run_delay, run_slices,
         creator_module, mpi_init_ns, topology_source, job_restricted, wait_cpu_ns;
     std::optional<DataPathType> waited_for;
     explicit Keys(const Model& m)
@@ -72,7 +72,7 @@ struct Keys {
           exe(m.find_key(run_keys::exe)), end_how(m.find_key(run_keys::end_how)),
           utime(m.find_key(run_keys::utime_us)), stime(m.find_key(run_keys::stime_us)),
           nvcsw(m.find_key(run_keys::nvcsw)), nivcsw(m.find_key(run_keys::nivcsw)),
-          run_delay(m.find_key(run_keys::run_delay_ns)),
+          run_delay(m.find_key(run_keys::run_delay_ns)), run_slices(m.find_key(run_keys::run_slices)),
           creator_module(m.find_key(run_keys::creator_module)), mpi_init_ns(m.find_key(run_keys::mpi_init_ns)),
           topology_source(m.find_key(run_keys::topology_source)), job_restricted(m.find_key(kJobRestrictedKey)),
           wait_cpu_ns(m.find_key(run_keys::wait_cpu_ns)), waited_for(m.find_datapath_type(run_keys::waited_for)) {}
@@ -265,6 +265,7 @@ RunView build_run_view(const Model& model, const ActivityOptions& activity) {
             f.voluntary_switches = int_attr(model, fid, k.nvcsw).value_or(-1);
             f.involuntary_switches = int_attr(model, fid, k.nivcsw).value_or(-1);
             f.run_delay_ns = int_attr(model, fid, k.run_delay).value_or(-1);
+            f.run_slices = int_attr(model, fid, k.run_slices).value_or(-1);
             if (f.kind == run_keys::kind_main) {
                 f.runtime = application;
             } else if (auto r = runtime_by_module.find(f.creator_module);

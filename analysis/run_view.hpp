@@ -53,6 +53,7 @@ struct FlowView {
     std::int64_t voluntary_switches = -1;    // times it blocked; -1: unknown
     std::int64_t involuntary_switches = -1;  // times it was preempted while it could run; -1: unknown
     std::int64_t run_delay_ns = -1;          // time it could run but waited for a CPU; -1 (or below): unknown
+    std::int64_t run_slices = -1;            // times it was put on a CPU; -1: unknown
     std::vector<AffinityInterval> intervals;  // in time order
     Cpuset placement;              // the mask held longest (see above); empty when never known
     Cpuset ran_on;                 // CPUs it was seen running on

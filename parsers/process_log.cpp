@@ -69,6 +69,7 @@ public:
             t.nvcsw = doc.get_int("nvcsw").value_or(-1);
             t.nivcsw = doc.get_int("nivcsw").value_or(-1);
             t.run_delay_ns = doc.get_int("run_delay_ns").value_or(-1);
+            t.run_slices = doc.get_int("run_slices").value_or(-1);
             t.cpu_time_at_exit = false;
             if (auto cpu = doc.get_int("cpu"); cpu && *cpu >= 0) t.last_cpu = static_cast<int>(*cpu);
         } else if (ev.name == "join") {
@@ -105,6 +106,7 @@ public:
             p_.nvcsw = doc.get_int("nvcsw").value_or(-1);
             p_.nivcsw = doc.get_int("nivcsw").value_or(-1);
             p_.main_run_delay_ns = doc.get_int("main_run_delay_ns").value_or(-1);
+            p_.main_run_slices = doc.get_int("main_run_slices").value_or(-1);
             p_.main_cpu_us = doc.get_int("main_cpu_us").value_or(-1);
             if (auto u = doc.get_int("threads_untraced"); u && *u > 0)
                 p_.threads_untraced = static_cast<std::uint64_t>(*u);
@@ -253,6 +255,7 @@ private:
         t->utime_us = *cpu_us;
         t->stime_us = 0;
         t->run_delay_ns = doc.get_int("run_delay_ns").value_or(-1);
+        t->run_slices = doc.get_int("run_slices").value_or(-1);
         t->cpu_time_at_exit = true;
     }
 

@@ -54,6 +54,7 @@ struct ThreadRecord {
     std::int64_t nvcsw = -1;      // voluntary context switches (it blocked); -1: unknown
     std::int64_t nivcsw = -1;     // involuntary ones (preempted while it could run)
     std::int64_t run_delay_ns = -1;  // time it could run but waited for a CPU; -1: not recorded
+    std::int64_t run_slices = -1;    // times it was put on a CPU (schedstat); -1: not recorded
     // The CPU time was read at the process's exit (thread_usage_at_exit: the
     // thread was never joined): utime_us holds user + system time, stime_us
     // is 0, and the context switches are unknown.
@@ -88,6 +89,7 @@ struct ProcessImage {
     std::int64_t nvcsw = -1;        // context switches, likewise
     std::int64_t nivcsw = -1;
     std::int64_t main_run_delay_ns = -1;  // the main thread's wait for a CPU, from process_end
+    std::int64_t main_run_slices = -1;    // and its count of time slices
     std::int64_t main_cpu_us = -1;  // the main thread's own CPU time, from process_end; -1: not recorded
     std::int64_t exec_t = -1;       // time of a successful-looking exec (the image ended there)
     std::int64_t last_event_t = -1;

@@ -48,6 +48,7 @@ inline constexpr std::string_view stime_us = "stime_us";          // CPU time (s
 inline constexpr std::string_view nvcsw = "nvcsw";                // voluntary context switches (blocked)
 inline constexpr std::string_view nivcsw = "nivcsw";              // involuntary ones (preempted)
 inline constexpr std::string_view run_delay_ns = "run_delay_ns";  // flows: ns it could run but waited for a CPU
+inline constexpr std::string_view run_slices = "run_slices";      // flows: times it was put on a CPU
 inline constexpr std::string_view cpu_time_derived = "cpu_time_derived";  // 1: main thread's, derived from the process's
 // 1: read at the process's exit from a thread never joined: utime_us is user + system, stime_us 0.
 inline constexpr std::string_view cpu_time_at_exit = "cpu_time_at_exit";

@@ -86,7 +86,10 @@ void write_process_end(const char* how, int status) {
     if (const std::int64_t cpu_ns = read_thread_cpu_ns(own_tid == p.pid ? 0 : p.pid); cpu_ns >= 0)
         line.field("main_cpu_us", cpu_ns / 1000);
     // The main thread's wait for a CPU: a wait has no process-wide total to derive from.
-    if (const std::int64_t waited = read_run_delay_ns(p.pid); waited >= 0) line.field("main_run_delay_ns", waited);
+    if (const SchedWait waited = read_sched_wait(p.pid); waited.run_delay_ns >= 0) {
+        line.field("main_run_delay_ns", waited.run_delay_ns);
+        line.field("main_run_slices", waited.slices);
+    }
     line.field_u("threads_created", p.thread_seq.load(std::memory_order_relaxed));
     line.field_u("threads_untraced", p.threads_untraced.load(std::memory_order_relaxed));
     line.field_u("duration_ns", monotonic_ns() - p.start_mono_ns);

@@ -20,15 +20,16 @@ bool read_number(const char*& p, std::int64_t& out) {
 
 }  // namespace
 
-std::int64_t parse_schedstat_run_delay(const char* text) {
+SchedWait parse_schedstat(const char* text) {
     const char* p = text;
     std::int64_t ran = 0, waited = 0, slices = 0;
-    if (!read_number(p, ran) || !read_number(p, waited) || !read_number(p, slices)) return -1;
+    if (!read_number(p, ran) || !read_number(p, waited) || !read_number(p, slices)) return {};
     if (*p == '\n') ++p;
-    return *p == '\0' ? waited : -1;
+    if (*p != '\0') return {};
+    return {waited, slices};
 }
 
-std::int64_t read_run_delay_ns(int tid) {
+SchedWait read_sched_wait(int tid) {
     char path[64];
     TextBuffer name(path, sizeof path);
     if (tid == 0)
@@ -36,8 +37,8 @@ std::int64_t read_run_delay_ns(int tid) {
     else
         name.add("/proc/self/task/").add_uint(static_cast<std::uint64_t>(tid)).add("/schedstat");
     char text[96];
-    if (raw::read_small_file(AT_FDCWD, path, text, sizeof text) <= 0) return -1;
-    return parse_schedstat_run_delay(text);
+    if (raw::read_small_file(AT_FDCWD, path, text, sizeof text) <= 0) return {};
+    return parse_schedstat(text);
 }
 
 }  // namespace stacksage::preload

@@ -129,7 +129,10 @@ void write_thread_end(const char* how) {
         // How long it waited for a CPU: it tells a starved thread from an
         // idle one (analysis/activity.hpp).
         if (run_delay_is_wanted(have_usage ? cpu_ns_of(ru) : -1, t.start_ns, end_ns))
-            if (const std::int64_t waited = read_run_delay_ns(0); waited >= 0) line.field("run_delay_ns", waited);
+            if (const SchedWait waited = read_sched_wait(0); waited.run_delay_ns >= 0) {
+                line.field("run_delay_ns", waited.run_delay_ns);
+                line.field("run_slices", waited.slices);
+            }
     });
 }
 
@@ -152,10 +155,10 @@ void write_live_thread_usage(int tid, std::uint64_t start_ns, void* context) {
     if (is_recorder_thread(tid)) return;
     const std::int64_t cpu_ns = read_thread_cpu_ns(tid == walk.own_tid ? 0 : tid);
     if (cpu_ns < 0) return;  // ended meanwhile: its thread_end says it all
-    std::int64_t waited = -1;
+    SchedWait waited;
     if (walk.run_delay_reads_left > 0 && run_delay_is_wanted(cpu_ns, start_ns, walk.now_ns)) {
         --walk.run_delay_reads_left;
-        waited = read_run_delay_ns(tid == walk.own_tid ? 0 : tid);
+        waited = read_sched_wait(tid == walk.own_tid ? 0 : tid);
     }
     // A small line of its own (not write_event): exit may be called from a
     // signal handler, where the shared big buffer's lock must not be taken.
@@ -165,7 +168,10 @@ void write_live_thread_usage(int tid, std::uint64_t start_ns, void* context) {
     line.field("target_tid", static_cast<std::int64_t>(tid));
     line.field("cpu_us", cpu_ns / 1000);
     if (start_ns != 0 && walk.now_ns > start_ns) line.field_u("duration_ns", walk.now_ns - start_ns);
-    if (waited >= 0) line.field("run_delay_ns", waited);
+    if (waited.run_delay_ns >= 0) {
+        line.field("run_delay_ns", waited.run_delay_ns);
+        line.field("run_slices", waited.slices);
+    }
     emit(line, "thread_usage_at_exit");
 }
 
