@@ -94,6 +94,7 @@ AnalysisResult analyze(const RunView& view) {
         for (std::uint32_t f : p.flows) {
             s.cpus |= view.flows[f].placement;
             if (view.flows[f].service) ++s.service_threads;
+            if (view.flows[f].kind != "main") ++s.created_threads;
         }
         s.runtimes = stacking[i].runtimes;
         s.category = stacking[i].category;

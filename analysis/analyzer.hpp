@@ -29,6 +29,7 @@ struct ProcessSummary {
     bool launcher = false;
     std::string launcher_name;
     std::size_t threads = 0;       // flows, the main thread included
+    std::size_t created_threads = 0;  // flows other than the main thread: those the process created
     std::size_t service_threads = 0;
     Cpuset cpus;                   // union of its flows' placements
     std::vector<RuntimeUse> runtimes;

@@ -17,6 +17,25 @@ constexpr std::string_view kLevelOrder[] = {
     "remote_cache", "remote_dram", "pmem",       "cxl",  "io",  "uncached",   "unknown",
 };
 
+constexpr std::string_view kBackendOrder[] = {"pebs", "ibs", "pagefault", "cpuclock", "papi"};
+
+std::size_t backend_rank(std::string_view b) {
+    for (std::size_t i = 0; i < std::size(kBackendOrder); ++i)
+        if (kBackendOrder[i] == b) return i;
+    return std::size(kBackendOrder);
+}
+
+void add_once(std::vector<std::string>& v, std::string_view name) {
+    if (std::find(v.begin(), v.end(), name) == v.end()) v.emplace_back(name);
+}
+
+FirstTouchLocality first_touch_locality(const NodeMemoryHeatmap& h) {
+    if (h.first_touch_samples == 0) return FirstTouchLocality::None;
+    if (h.numa_nodes == 1) return FirstTouchLocality::SingleNumaNode;
+    if (h.first_touch_unresolved == h.first_touch_samples) return FirstTouchLocality::Unresolved;
+    return h.first_touch_remote > 0 ? FirstTouchLocality::PartlyRemote : FirstTouchLocality::Local;
+}
+
 struct Keys {
     std::optional<AttrKey> level, backend, loads, stores, remote, weight_sum, misses;
     explicit Keys(const Model& m)
@@ -46,6 +65,7 @@ void add_target(const Model& m, std::vector<HeatmapLevel::Target>& v, ComponentI
 }
 
 void add_numa(std::vector<std::pair<std::int64_t, std::uint64_t>>& v, std::int64_t numa, std::uint64_t n) {
+    if (n == 0) return;  // a node with no pages has no share to show
     for (auto& [id, count] : v)
         if (id == numa) {
             count += n;
@@ -55,6 +75,17 @@ void add_numa(std::vector<std::pair<std::int64_t, std::uint64_t>>& v, std::int64
 }
 
 }  // namespace
+
+std::string_view to_string(FirstTouchLocality locality) {
+    switch (locality) {
+    case FirstTouchLocality::None: return "none";
+    case FirstTouchLocality::SingleNumaNode: return "single_numa_node";
+    case FirstTouchLocality::Local: return "local";
+    case FirstTouchLocality::PartlyRemote: return "partly_remote";
+    case FirstTouchLocality::Unresolved: return "unresolved";
+    }
+    return "none";
+}
 
 int memory_level_rank(std::string_view level) {
     for (std::size_t i = 0; i < std::size(kLevelOrder); ++i)
@@ -73,6 +104,7 @@ std::vector<NodeMemoryHeatmap> build_memory_heatmaps(const Model& m) {
         h.pus = m.descendants_of_type(node, ComponentType::Thread);
         for (ComponentId pu : h.pus) h.pu_os.push_back(m.os_index(pu));
         h.cores = m.descendants_of_type(node, ComponentType::Core);
+        h.numa_nodes = m.descendants_of_type(node, ComponentType::Numa).size();
         std::unordered_map<std::uint32_t, std::size_t> pu_index, core_index;
         for (std::size_t i = 0; i < h.cores.size(); ++i) core_index[index_of(h.cores[i])] = i;
         h.core_of_pu.assign(h.pus.size(), static_cast<std::size_t>(-1));
@@ -85,7 +117,12 @@ std::vector<NodeMemoryHeatmap> build_memory_heatmaps(const Model& m) {
         std::map<int, HeatmapLevel> levels;
         std::map<std::string, std::uint64_t> papi;
         std::map<std::string, double> weight_by_level;
+        std::map<std::string, std::uint64_t> by_backend;
         for (std::size_t i = 0; i < h.pus.size(); ++i) {
+            // Where threads ran (cpu-clock): not memory, but samples this node delivered.
+            for (DataPathId dp : m.datapaths(h.pus[i], DataPathType::RanOn, Direction::In))
+                if (m.get_string(dp, *k.backend).value_or("") == "cpuclock")
+                    by_backend["cpuclock"] += static_cast<std::uint64_t>(m.get_int(dp, keys::count).value_or(0));
             for (DataPathId dp : m.datapaths(h.pus[i], DataPathType::MemoryAccess, Direction::Out)) {
                 const std::string_view backend = m.get_string(dp, *k.backend).value_or("");
                 const std::string_view level = m.get_string(dp, *k.level).value_or("unknown");
@@ -95,16 +132,19 @@ std::vector<NodeMemoryHeatmap> build_memory_heatmaps(const Model& m) {
                     papi[std::string(level)] += static_cast<std::uint64_t>(int_attr(m, dp, k.misses));
                     continue;
                 }
+                by_backend[std::string(backend)] += count;
                 if (backend == "pagefault") {
                     h.first_touch_samples += count;
                     if (remote) h.first_touch_remote += count;
                     h.first_touch_per_pu[i] += count;
+                    // Pages the lookup did not find go to the Node (memory_access_paths.hpp).
                     if (m.type(m.target(dp)) == ComponentType::Numa)
                         add_numa(h.first_touch_per_numa, m.os_index(m.target(dp)), count);
+                    else
+                        h.first_touch_unresolved += count;
                     continue;
                 }
-                if (std::find(h.backends.begin(), h.backends.end(), backend) == h.backends.end())
-                    h.backends.emplace_back(backend);
+                add_once(h.access_backends, backend);
                 const int rank = memory_level_rank(level);
                 HeatmapLevel& l = levels[rank < 0 ? 1000 : rank];
                 if (l.level.empty()) {
@@ -133,6 +173,15 @@ std::vector<NodeMemoryHeatmap> build_memory_heatmaps(const Model& m) {
         }
         for (auto& [level, n] : papi) h.papi_misses.emplace_back(level, n);
         std::sort(h.first_touch_per_numa.begin(), h.first_touch_per_numa.end());
+        h.first_touch_locality = first_touch_locality(h);
+        for (const auto& [backend, n] : by_backend)
+            if (n > 0) h.samples_by_backend.emplace_back(backend, n);
+        const auto in_order = [](const auto& a, const auto& b) { return backend_rank(a.first) < backend_rank(b.first); };
+        std::stable_sort(h.samples_by_backend.begin(), h.samples_by_backend.end(), in_order);
+        for (const auto& [backend, n] : h.samples_by_backend) h.backends.push_back(backend);
+        if (!h.papi_misses.empty()) h.backends.emplace_back("papi");
+        std::stable_sort(h.access_backends.begin(), h.access_backends.end(),
+                         [](const std::string& a, const std::string& b) { return backend_rank(a) < backend_rank(b); });
         if (!h.empty()) out.push_back(std::move(h));
     }
     return out;

@@ -38,6 +38,17 @@ struct HeatmapLevel {
     std::vector<Target> per_target;
 };
 
+// What the first-touch samples say about NUMA locality, decided here so that
+// every report says the same.
+enum class FirstTouchLocality : std::uint8_t {
+    None,            // no page-fault samples
+    SingleNumaNode,  // the node has one NUMA node: every page is local, locality cannot be an issue
+    Local,           // every page whose node is known sits on the touching PU's node
+    PartlyRemote,    // some pages sit off the touching PU's node
+    Unresolved,      // no page's node could be looked up
+};
+std::string_view to_string(FirstTouchLocality locality);  // "none", "single_numa_node", "local", ...
+
 struct NodeMemoryHeatmap {
     std::string host;
     ComponentId node = kNoComponent;
@@ -45,14 +56,25 @@ struct NodeMemoryHeatmap {
     std::vector<std::int64_t> pu_os;  // their OS numbers
     std::vector<ComponentId> cores;   // in topology order
     std::vector<std::size_t> core_of_pu;
-    std::vector<std::string> backends;  // that contributed access samples ("pebs", "ibs")
+    std::size_t numa_nodes = 0;         // NUMA nodes in the node's topology
+    // Every backend that delivered samples on this node, in the order pebs,
+    // ibs, pagefault, cpuclock, papi; with the samples each delivered (PAPI
+    // counts misses, not samples: it has no entry there).
+    std::vector<std::string> backends;
+    std::vector<std::pair<std::string, std::uint64_t>> samples_by_backend;
+    std::vector<std::string> access_backends;  // those behind `levels` ("pebs", "ibs")
     std::uint64_t access_samples = 0;
     std::vector<HeatmapLevel> levels;   // in hierarchy order, only levels with samples
     // First touch (page-fault samples).
     std::uint64_t first_touch_samples = 0;
     std::uint64_t first_touch_remote = 0;  // pages placed off the touching PU's NUMA node
+    // Pages whose NUMA node the kernel did not report when the recorder
+    // asked (move_pages, shortly after the fault): freed or unmapped by then,
+    // or the lookup not allowed. They are in no first_touch_per_numa entry.
+    std::uint64_t first_touch_unresolved = 0;
     std::vector<std::uint64_t> first_touch_per_pu;
     std::vector<std::pair<std::int64_t, std::uint64_t>> first_touch_per_numa;  // (NUMA node number, samples)
+    FirstTouchLocality first_touch_locality = FirstTouchLocality::None;
     // PAPI misses per level ("L1", "L2", "L3"), summed over the node's PUs.
     std::vector<std::pair<std::string, std::uint64_t>> papi_misses;
 

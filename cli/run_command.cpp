@@ -30,6 +30,7 @@
 #include "cli/commands.hpp"
 #include "cli/preload_location.hpp"
 #include "cli/sanitizer_runtime.hpp"
+#include "parsers/run_census.hpp"
 #include "preload/sampling/sampling_plan.hpp"
 #include "preload/sampling/papi_counters.hpp"
 
@@ -272,23 +273,51 @@ int spawn_and_wait(const std::vector<std::string>& command) {
     return 126;
 }
 
-// "3 processes on 1 host" from the event logs present now.
-std::string summarize(const fs::path& out) {
-    std::size_t logs = 0;
-    std::set<std::string> hosts;
-    std::error_code ec;
-    for (const auto& host : fs::directory_iterator(out, ec)) {
-        if (!host.is_directory(ec)) continue;
-        for (const auto& f : fs::directory_iterator(host.path(), ec)) {
-            const std::string name = f.path().filename().string();
-            // Event logs only: not the sampling summaries next to them.
-            if (f.path().extension() != ".jsonl" || name.ends_with(".samples.jsonl")) continue;
-            ++logs;
-            hosts.insert(host.path().filename().string());
-        }
+std::string plural(std::size_t n, std::string_view one, std::string_view many) {
+    return std::to_string(n) + " " + std::string(n == 1 ? one : many);
+}
+
+// "0-3,7" from sorted numbers.
+std::string compact_ranks(const std::vector<std::int64_t>& v) {
+    std::string out;
+    for (std::size_t i = 0; i < v.size();) {
+        std::size_t j = i;
+        while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+        out += (out.empty() ? "" : ",") + std::to_string(v[i]) + (j > i ? "-" + std::to_string(v[j]) : "");
+        i = j + 1;
     }
-    return fmt::format("{} process log{} from {} host{}", logs, logs == 1 ? "" : "s", hosts.size(),
-                       hosts.size() == 1 ? "" : "s");
+    return out;
+}
+
+// What was recorded, counted the way the report will count it: processes
+// (with their ranks) and launchers, not log files; a process that exec'ed
+// left a log of what it was before (mpirun's fork, a shell), said apart.
+// "1 process (rank 0) and 1 launcher recorded in 3 logs from 1 host; 1 log
+// is an image of a process before it exec'ed".
+std::string summarize(const fs::path& out) {
+    Result<RunCensus> census = take_run_census(out.string());
+    if (!census) return "nothing could be counted (" + census.error().message + ")";
+    const RunCensus& c = *census;
+    std::string s = plural(c.processes, "process", "processes");
+    if (!c.ranks.empty()) {
+        s += " (" + std::string(c.ranks.size() == 1 ? "rank " : "ranks ") + compact_ranks(c.ranks);
+        if (c.ranks.size() < c.processes) s += ", " + std::to_string(c.processes - c.ranks.size()) + " without a rank";
+        s += ")";
+    }
+    if (c.launchers > 0) s += " and " + plural(c.launchers, "launcher", "launchers");
+    s += " recorded in " + plural(c.logs, "log", "logs") + " from " + plural(c.hosts, "host", "hosts");
+    if (c.pre_exec_images > 0) {
+        s += "; " + std::to_string(c.pre_exec_images) +
+             (c.pre_exec_images == 1 ? " log is an image of a process before it exec'ed"
+                                     : " logs are images of processes before they exec'ed");
+        std::string names;
+        for (const std::string& n : c.pre_exec_names) names += (names.empty() ? "" : ", ") + n;
+        if (!names.empty()) s += " (" + names + ")";
+    }
+    if (c.unreadable > 0)
+        s += "; " + std::to_string(c.unreadable) + (c.unreadable == 1 ? " log does" : " logs do") +
+             " not start with a process_start event (`stacksage report` says why)";
+    return s;
 }
 
 int run_command(const RunOptions& o) {
@@ -332,7 +361,7 @@ int run_command(const RunOptions& o) {
     int status = spawn_and_wait(o.command);
     // Under a launcher every rank runs its own `stacksage run`: one summary is enough.
     if (traced && !o.quiet && launcher_rank() <= 0)
-        fmt::print(stderr, "stacksage: {} in {}\n", summarize(out), out.string());
+        fmt::print(stderr, "stacksage: {}; in {}\n", summarize(out), out.string());
     return status;
 }
 

@@ -23,6 +23,7 @@
 #include "core/saturating.hpp"
 #include "core/snapshot.hpp"
 #include "parsers/process_log.hpp"
+#include "parsers/run_census.hpp"
 #include "parsers/run_model_keys.hpp"
 
 namespace stacksage {
@@ -70,17 +71,6 @@ bool natural_less(std::string_view a, std::string_view b) {
 
 // The number after `prefix` in a log's file name ("rank-0003.pid-4711.jsonl"),
 // or -1.
-std::int64_t number_after(std::string_view name, std::string_view prefix) {
-    const std::size_t at = name.find(prefix);
-    if (at == std::string_view::npos) return -1;
-    std::int64_t n = 0;
-    std::size_t i = at + prefix.size();
-    if (i >= name.size() || name[i] < '0' || name[i] > '9') return -1;
-    for (; i < name.size() && name[i] >= '0' && name[i] <= '9' && n < (std::int64_t{1} << 40); ++i)
-        n = n * 10 + (name[i] - '0');
-    return n;
-}
-
 std::string join_command(const std::vector<std::string>& args) {
     std::string out;
     for (const std::string& a : args) {
@@ -239,8 +229,9 @@ private:
                     host.sample_files.insert(host.name + "/" + name);
                     continue;
                 }
-                if (!name.ends_with(".jsonl") || !f.is_regular_file(ec)) continue;
-                const std::int64_t pid = number_after(name, "pid-");
+                if (!is_event_log_name(name) || !f.is_regular_file(ec)) continue;
+                const LogFileName parsed = parse_log_file_name(name);
+                const std::int64_t pid = parsed.pid;
                 LogGroup* g = nullptr;
                 if (pid >= 0) {
                     g = &by_pid[pid];
@@ -249,7 +240,7 @@ private:
                     g = &unnamed.back();
                 }
                 g->pid = pid;
-                if (const std::int64_t r = number_after(name, "rank-"); r >= 0) g->rank = r;
+                if (parsed.rank >= 0) g->rank = parsed.rank;
                 // host/name: what the notes show. (fs::relative would stat
                 // every path component, for each of possibly 100,000 logs.)
                 g->files.push_back(host.name + "/" + name);

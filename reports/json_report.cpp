@@ -83,6 +83,7 @@ nlohmann::json report_to_json(const ReportData& data) {
                              {"pid", p.pid},
                              {"name", p.name},
                              {"threads", p.threads},
+                             {"created_threads", p.created_threads},
                              {"service_threads", p.service_threads},
                              {"cpus", p.cpus.to_list_string()},
                              {"runtimes", std::move(runtimes)},

@@ -12,7 +12,12 @@ nlohmann::json memory_heatmaps_to_json(const std::vector<NodeMemoryHeatmap>& hea
         std::vector<std::int64_t> core_of_pu;
         for (std::size_t c : h.core_of_pu) core_of_pu.push_back(c == static_cast<std::size_t>(-1) ? -1 : static_cast<std::int64_t>(c));
         node["core_of_pu"] = core_of_pu;
+        node["numa_nodes"] = h.numa_nodes;
         node["backends"] = h.backends;
+        json by_backend = json::object();
+        for (const auto& [backend, n] : h.samples_by_backend) by_backend[backend] = n;
+        node["samples_by_backend"] = std::move(by_backend);
+        node["access_backends"] = h.access_backends;
         node["access_samples"] = h.access_samples;
         json levels = json::array();
         for (const HeatmapLevel& l : h.levels) {
@@ -39,6 +44,8 @@ nlohmann::json memory_heatmaps_to_json(const std::vector<NodeMemoryHeatmap>& hea
         for (const auto& [n, count] : h.first_touch_per_numa) numa.push_back({{"numa", n}, {"samples", count}});
         node["first_touch"] = {{"samples", h.first_touch_samples},
                                {"remote", h.first_touch_remote},
+                               {"unresolved", h.first_touch_unresolved},
+                               {"locality", std::string(to_string(h.first_touch_locality))},
                                {"per_pu", h.first_touch_per_pu},
                                {"per_numa", numa}};
         json papi = json::object();

@@ -44,6 +44,39 @@ std::string pu_range_label(const NodeMemoryHeatmap& h) {
     return fmt::format("PUs {}..{}", h.pu_os.front(), h.pu_os.back());
 }
 
+std::string percent_of(std::uint64_t part, std::uint64_t whole) {
+    return fmt::format("{:.1f} %", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+}
+
+// Where the first-touched pages went: every NUMA node's share and the share
+// whose node is unknown (with why), so that the shares add up to 100 %; then
+// what that means for locality, as the analysis decided it.
+std::string first_touch_text(const NodeMemoryHeatmap& h) {
+    std::string out;
+    for (const auto& [numa, n] : h.first_touch_per_numa)
+        out += fmt::format("{}node {} {}", out.empty() ? "" : ", ", numa, percent_of(n, h.first_touch_samples));
+    if (h.first_touch_unresolved > 0 && h.first_touch_locality != FirstTouchLocality::Unresolved)
+        out += fmt::format("{}unresolved {} (pages freed or unmapped before the recorder could look up their NUMA "
+                           "node)",
+                           out.empty() ? "" : ", ", percent_of(h.first_touch_unresolved, h.first_touch_samples));
+    switch (h.first_touch_locality) {
+    case FirstTouchLocality::SingleNumaNode:
+        out += "; one NUMA node: every page is local, locality cannot be an issue";
+        break;
+    case FirstTouchLocality::Unresolved:
+        out = "NUMA node unknown for every page (the kernel reported none when the recorder asked: pages freed "
+              "or unmapped by then, or move_pages not allowed here)";
+        break;
+    case FirstTouchLocality::PartlyRemote:
+        out += fmt::format("; {} placed off the touching PU's node",
+                           percent_of(h.first_touch_remote, h.first_touch_samples));
+        break;
+    case FirstTouchLocality::Local: out += "; every page on the touching PU's node"; break;
+    case FirstTouchLocality::None: break;
+    }
+    return out;
+}
+
 }  // namespace
 
 std::string render_memory_heatmaps(const std::vector<NodeMemoryHeatmap>& heatmaps, const HeatmapTextOptions& o) {
@@ -56,7 +89,7 @@ std::string render_memory_heatmaps(const std::vector<NodeMemoryHeatmap>& heatmap
             bool per_core = h.pus.size() > o.max_columns && !h.cores.empty();
             std::string unit = per_core ? "cores" : "PUs";
             std::string backends;
-            for (const std::string& b : h.backends) backends += (backends.empty() ? "" : ", ") + b;
+            for (const std::string& b : h.access_backends) backends += (backends.empty() ? "" : ", ") + b;
             out += fmt::format("Memory accesses on {} ({}, {} samples), {} in topology order ({}):\n", h.host, backends,
                                thousands(h.access_samples), unit, pu_range_label(h));
             std::size_t width = 0;
@@ -77,20 +110,10 @@ std::string render_memory_heatmaps(const std::vector<NodeMemoryHeatmap>& heatmap
             }
         }
         if (h.first_touch_samples > 0) {
-            std::string per_numa;
-            for (const auto& [numa, n] : h.first_touch_per_numa)
-                per_numa += fmt::format("{}node {} {:.1f} %", per_numa.empty() ? "" : ", ", numa,
-                                        100.0 * static_cast<double>(n) / static_cast<double>(h.first_touch_samples));
             const std::vector<std::uint64_t> cells = fold(h.first_touch_per_pu, o.max_columns);
             const std::uint64_t max = cells.empty() ? 0 : *std::max_element(cells.begin(), cells.end());
-            out += fmt::format("First touch on {} (pagefault, {} samples): {}{}\n  by PU  |{}|\n", h.host,
-                               thousands(h.first_touch_samples), per_numa.empty() ? "NUMA node unknown" : per_numa,
-                               h.first_touch_remote
-                                   ? fmt::format(", {:.1f} % placed off the touching PU's node",
-                                                 100.0 * static_cast<double>(h.first_touch_remote) /
-                                                     static_cast<double>(h.first_touch_samples))
-                                   : "",
-                               shade_row(cells, max));
+            out += fmt::format("First touch on {} (pagefault, {} samples): {}\n  by PU  |{}|\n", h.host,
+                               thousands(h.first_touch_samples), first_touch_text(h), shade_row(cells, max));
         }
         if (!h.papi_misses.empty()) {
             std::string misses;

@@ -77,6 +77,21 @@ std::string runtimes_text(const ProcessSummary& p) {
     return out + "; " + p.category;
 }
 
+// What follows "created": the threads the process created, the main thread
+// not counted, and the total with it, so that the line agrees with findings
+// that count every thread ("3 threads of 1 process may use ...").
+std::string created_text(const ProcessSummary& p) {
+    std::string s = p.created_threads == 0 ? "no threads" : plural(p.created_threads, "thread", "threads");
+    std::string aside = p.created_threads == 0 ? "only the main thread"
+                        : p.threads > p.created_threads
+                            ? std::to_string(p.threads) + " with the main thread"
+                            : "";
+    if (p.service_threads > 0)
+        aside += (aside.empty() ? "" : "; ") + std::to_string(p.service_threads) + " service";
+    return aside.empty() ? s : s + " (" + aside + ")";
+}
+
+// Launchers: every thread they had, the main one included.
 std::string threads_text(const ProcessSummary& p) {
     std::string s = plural(p.threads, "thread", "threads");
     if (p.service_threads > 0) s += " (" + std::to_string(p.service_threads) + " service)";
@@ -85,8 +100,66 @@ std::string threads_text(const ProcessSummary& p) {
 
 // What makes two processes print the same line, ranks and pids aside.
 std::string process_signature(const ProcessSummary& p) {
-    return p.name + "|" + std::to_string(p.threads) + "|" + std::to_string(p.service_threads) + "|" +
-           std::to_string(p.cpus.count()) + "|" + runtimes_text(p) + "|" + (p.rank >= 0 ? "r" : "p");
+    return p.name + "|" + std::to_string(p.threads) + "|" + std::to_string(p.created_threads) + "|" +
+           std::to_string(p.service_threads) + "|" + std::to_string(p.cpus.count()) + "|" + runtimes_text(p) + "|" +
+           (p.rank >= 0 ? "r" : "p");
+}
+
+std::string cpus_text(const Cpuset& cpus) {
+    return (cpus.count() == 1 ? "cpu " : "cpus ") + cpus.to_list_string();
+}
+
+// Folded processes placed on different CPUs: which ones went where, one
+// entry per distinct placement in order of first appearance ("ranks 0,2 on
+// cpu 0; ranks 1,3 on cpu 1"), so that a reader sees who shares a core.
+// `printed` names the processes (ranks or pids); `signature` names them by
+// their position in the group, so that nodes with the same placement under
+// other rank numbers still fold.
+struct Placements {
+    std::string printed, signature;
+};
+Placements placements_text(const std::vector<const ProcessSummary*>& group) {
+    constexpr std::size_t kMaxListed = 8;
+    std::vector<Cpuset> sets;
+    std::vector<std::vector<std::int64_t>> names, positions;
+    std::size_t total = 0;
+    Cpuset together;
+    for (std::size_t k = 0; k < group.size(); ++k) {
+        const ProcessSummary& p = *group[k];
+        total += p.cpus.count();
+        together |= p.cpus;
+        std::size_t at = 0;
+        while (at < sets.size() && !(sets[at] == p.cpus)) ++at;
+        if (at == sets.size()) {
+            sets.push_back(p.cpus);
+            names.emplace_back();
+            positions.emplace_back();
+        }
+        names[at].push_back(p.rank >= 0 ? p.rank : p.pid);
+        positions[at].push_back(static_cast<std::int64_t>(k));
+    }
+    const bool ranks = group.front()->rank >= 0;
+    // Every one on CPUs of its own: say that none share, and list them when they fit.
+    const bool none_shared = sets.size() == group.size() && total == together.count();
+    if (none_shared && sets.size() > kMaxListed) {
+        const std::string s = "none shared, together cpu(s) [" + together.to_list_string() + "]";
+        return {s, s};
+    }
+    Placements out;
+    if (none_shared) out.printed = out.signature = "none shared: ";
+    for (std::size_t i = 0; i < sets.size() && i < kMaxListed; ++i) {
+        const std::string where = " on " + cpus_text(sets[i]);
+        const char* who = ranks ? (names[i].size() == 1 ? "rank " : "ranks ") : (names[i].size() == 1 ? "pid " : "pids ");
+        out.printed += (i ? "; " : "") + std::string(who) + compact_numbers(names[i]) + where;
+        out.signature += (i ? "; #" : "#") + compact_numbers(positions[i]) + where;
+    }
+    if (sets.size() > kMaxListed) {
+        const std::string more = "; ... (" + std::to_string(sets.size() - kMaxListed) +
+                                 " more placements), together cpu(s) [" + together.to_list_string() + "]";
+        out.printed += more;
+        out.signature += more;
+    }
+    return out;
 }
 
 struct NodeText {
@@ -106,13 +179,13 @@ NodeText render_node_body(const AnalysisResult& a, const NodeSummary& node, cons
         std::size_t j = i + 1;
         while (j < node.processes.size() && process_signature(a.processes[node.processes[j]]) == sig) ++j;
         std::vector<std::int64_t> ranks, pids;
-        Cpuset together;
+        std::vector<const ProcessSummary*> group;
         bool same_cpus = true;
         for (std::size_t k = i; k < j; ++k) {
             const ProcessSummary& p = a.processes[node.processes[k]];
             if (p.rank >= 0) ranks.push_back(p.rank);
             pids.push_back(p.pid);
-            together |= p.cpus;
+            group.push_back(&p);
             if (!(p.cpus == first.cpus)) same_cpus = false;
             if (p.rank >= 0) out.ranks.push_back(p.rank);
         }
@@ -122,21 +195,26 @@ NodeText render_node_body(const AnalysisResult& a, const NodeSummary& node, cons
         if (j - i == 1) {
             const std::string who = first.rank >= 0 ? "Rank " + std::to_string(first.rank) + " (pid " + std::to_string(first.pid) + ")"
                                                     : "Process " + first.name + " (pid " + std::to_string(first.pid) + ")";
-            const std::string what = " created " + threads_text(first) + " on cpu(s) [" + first.cpus.to_list_string() + "]" + tail;
+            const std::string what = " created " + created_text(first) + " on cpu(s) [" + first.cpus.to_list_string() + "]" + tail;
             line = who + what;
             signature = (first.rank >= 0 ? "Rank" : "Process " + first.name) + what;
         } else {
             const std::size_t n = j - i;
             const std::string who = first.rank >= 0 ? "Ranks " + compact_numbers(ranks) + " (" + std::to_string(n) + " processes)"
                                                     : "Processes " + first.name + " (" + std::to_string(n) + ", pids " + compact_numbers(pids) + ")";
-            std::string what = " each created " + threads_text(first);
-            if (same_cpus)
-                what += " on cpu(s) [" + first.cpus.to_list_string() + "]";
-            else
-                what += " on " + plural(first.cpus.count(), "cpu", "cpus") + " each, together cpu(s) [" + together.to_list_string() + "]";
-            what += tail;
-            line = who + what;
-            signature = (first.rank >= 0 ? "Ranks x" + std::to_string(n) : "Processes " + first.name + " x" + std::to_string(n)) + what;
+            const std::string what = " each created " + created_text(first);
+            std::string where, where_signature;
+            if (same_cpus) {
+                where = where_signature = " on cpu(s) [" + first.cpus.to_list_string() + "]";
+            } else {
+                const Placements placed = placements_text(group);
+                const std::string each = " on " + plural(first.cpus.count(), "cpu", "cpus") + " each: ";
+                where = each + placed.printed;
+                where_signature = each + placed.signature;
+            }
+            line = who + what + where + tail;
+            signature = (first.rank >= 0 ? "Ranks x" + std::to_string(n) : "Processes " + first.name + " x" + std::to_string(n)) +
+                        what + where_signature + tail;
         }
         out.lines.push_back(indent + line);
         out.signature.push_back(signature);

@@ -1,7 +1,7 @@
 // The terminal report, in the shape of the runtime-stacking paper's output:
 //
 //   + Node n01: 16 cores available, 1 process created.
-//         Rank 0 (pid 4711) created 1 thread on cpu(s) [0]
+//         Rank 0 (pid 4711) created no threads (only the main thread) on cpu(s) [0]
 //         ## WARNING ## Cores [1-15] may stay idle during execution (underloaded resources)
 //            suggestion: ...
 //   Analysis conclusion: 1 warning(s)

@@ -31,7 +31,9 @@ TEST(StacksageRun, RecordsTheCommandAndSaysWhere) {
     ASSERT_EQ(r.exit_code(), 0) << r.err;
     EXPECT_NE(r.out.find("pthreads_affinity: cpus"), std::string::npos);
     EXPECT_NE(r.err.find(out.path().string()), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find("1 process log from 1 host"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("stacksage: 1 process recorded in 1 log from 1 host; in " + out.path().string()),
+              std::string::npos)
+        << r.err;
     std::ifstream in(out.path() / "run.json");
     auto run_json = nlohmann::json::parse(in);
     EXPECT_EQ(run_json["schema"], "stacksage-run");
@@ -43,6 +45,18 @@ TEST(StacksageRun, RecordsTheCommandAndSaysWhere) {
     ASSERT_EQ(logs.size(), 1u);
     expect_well_formed(logs[0]);
     EXPECT_EQ(logs[0].all("thread_start").size(), 2u);
+}
+
+// A shell that execs the program leaves two logs of one process: the
+// closing line counts one process and says what the other log is.
+TEST(StacksageRun, CountsAnImageBeforeExecAsNoProcessOfItsOwn) {
+    TempDir out;
+    RunResult r = stacksage_run(out, {"/bin/sh", "-c", "exec " + example("pthreads_affinity")});
+    ASSERT_EQ(r.exit_code(), 0) << r.err;
+    EXPECT_NE(r.err.find("stacksage: 1 process recorded in 2 logs from 1 host; 1 log is an image of a process before "
+                         "it exec'ed ("),
+              std::string::npos)
+        << r.err;
 }
 
 TEST(StacksageRun, ReturnsTheCommandsExitStatus) {

@@ -53,7 +53,7 @@ TEST(PaperOutputs, OneProcessOnCoreZeroOfSixteen) {
     run.add_process(busy_process("n01", 4711, 0, 1, "0"));
     const Report r = report_of(dir);
     EXPECT_NE(r.text.find("+ Node n01: 16 cores available, 1 process created.\n"
-                          "      Rank 0 (pid 4711) created 1 thread on cpu(s) [0]\n"
+                          "      Rank 0 (pid 4711) created no threads (only the main thread) on cpu(s) [0]\n"
                           "      ## WARNING ## Cores [1-15] may stay idle during execution (underloaded resources)\n"),
               std::string::npos)
         << r.text;
@@ -77,7 +77,7 @@ TEST(PaperOutputs, ThirtyTwoProcessesOnSixteenCores) {
     }
     const Report r = report_of(dir);
     EXPECT_NE(r.text.find("+ Node n01: 16 cores available, 32 processes created.\n"
-                          "      Ranks 0-31 (32 processes) each created 1 thread on cpu(s) [0-15]\n"
+                          "      Ranks 0-31 (32 processes) each created no threads (only the main thread) on cpu(s) [0-15]\n"
                           "      ## WARNING ## Cores [0-15] had more threads to run than they could run at once "
                           "(overloaded resources) for the whole run (10.0 s) (spatially concurrent configuration)\n"),
               std::string::npos)
@@ -101,7 +101,8 @@ TEST(PaperOutputs, FourProcessesOfEightThreadsOnNineOfThirtyTwoCores) {
     for (int rank = 0; rank < 4; ++rank) run.add_process(busy_process("n01", 6000 + rank, rank, 8, "0-8"));
     const Report r = report_of(dir);
     EXPECT_NE(r.text.find("+ Node n01: 32 cores available, 4 processes created.\n"
-                          "      Ranks 0-3 (4 processes) each created 8 threads on cpu(s) [0-8] — application 1, "
+                          "      Ranks 0-3 (4 processes) each created 7 threads (8 with the main thread) on cpu(s) [0-8] — "
+                          "application 1, "
                           "GNU OpenMP 7; no runtime stacking\n"),
               std::string::npos)
         << r.text;

@@ -80,12 +80,56 @@ TEST(TextReport, FoldsIdenticalRanksAndNodes) {
     const Rendered r = analyse(dir);
     const std::string text = render_text_report(r.data());
     EXPECT_NE(text.find("+ Node n01: 4 cores available, 4 processes created.\n"
-                        "      Ranks 0-3 (4 processes) each created 1 thread on 1 cpu each, together cpu(s) [0-3]\n"
+                        "      Ranks 0-3 (4 processes) each created no threads (only the main thread) on 1 cpu each: none "
+                        "shared: rank 0 on cpu 0; rank 1 on cpu 1; rank 2 on cpu 2; rank 3 on cpu 3\n"
                         "+ Nodes n02-n04: same as n01 (ranks 4-15).\n"
                         "Analysis conclusion: 0 warning(s)\n"),
               std::string::npos)
         << text;
     EXPECT_EQ(text.find("\033["), std::string::npos);  // no colour unless asked
+}
+
+// 8 ranks bound round-robin to the 2 cores, 2 threads each: the folded line
+// says which ranks share which core; a second node placed the same way under
+// other rank numbers still folds into the first.
+TEST(TextReport, FoldedRanksOnDifferentCpusSayWhichRankGotWhichCpu) {
+    TempDir dir;
+    SyntheticRun run(dir.path());
+    run.write_run_json(R"(["mpirun","-np","16","--bind-to","core","./app"])");
+    for (int n = 0; n < 2; ++n) {
+        const std::string host = fmt::format("n{:02d}", n + 1);
+        run.add_host(host, "pack:1 core:2 pu:1");
+        for (int r = 0; r < 8; ++r)
+            run.add_process(busy_process(host, 2000 + n * 100 + r, n * 8 + r, 2, std::to_string(r % 2)));
+    }
+    const Rendered rendered = analyse(dir);
+    const std::string text = render_text_report(rendered.data());
+    EXPECT_NE(text.find("      Ranks 0-7 (8 processes) each created 1 thread (2 with the main thread) on 1 cpu each: "
+                        "ranks 0,2,4,6 on cpu 0; ranks 1,3,5,7 on cpu 1"),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("together"), std::string::npos) << "no union that hides who shares a core\n" << text;
+    EXPECT_NE(text.find("+ Node n02: same as n01 (ranks 8-15).\n"), std::string::npos) << text;
+}
+
+// Identical placements still fold into one cpuset; many processes each on a
+// CPU of its own are said to share none rather than listed.
+TEST(TextReport, IdenticalPlacementsFoldAndManyPrivateOnesAreSummed) {
+    TempDir dir;
+    SyntheticRun run(dir.path());
+    run.write_run_json();
+    run.add_host("n01", "pack:1 core:16 pu:1");
+    for (int r = 0; r < 4; ++r) run.add_process(busy_process("n01", 3000 + r, r, 1, "0-1"));
+    for (int r = 4; r < 16; ++r) run.add_process(busy_process("n01", 3000 + r, r, 2, std::to_string(r)));
+    const Rendered rendered = analyse(dir);
+    const std::string text = render_text_report(rendered.data());
+    EXPECT_NE(text.find("Ranks 0-3 (4 processes) each created no threads (only the main thread) on cpu(s) [0-1]\n"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("Ranks 4-15 (12 processes) each created 1 thread (2 with the main thread) on 1 cpu each: none "
+                        "shared, together cpu(s) [4-15]"),
+              std::string::npos)
+        << text;
 }
 
 TEST(TextReport, DoesNotFoldNodesThatDiffer) {

@@ -9,6 +9,7 @@
 #include "analysis/analyzer.hpp"
 #include "core/snapshot.hpp"
 #include "parsers/hwloc_loader.hpp"
+#include "parsers/run_census.hpp"
 #include "parsers/run_loader.hpp"
 #include "parsers/run_model_keys.hpp"
 #include "reports/perfetto_export.hpp"
@@ -531,7 +532,7 @@ TEST(BrokenInputs, ACorruptFileIsNamedInOneErrorAndSkipped) {
     const std::string text = text_of(r, a);
     EXPECT_NE(text.find("## ERROR ## n01/rank-0002.pid-102.jsonl: corrupt event log, line 1"), std::string::npos) << text;
     EXPECT_NE(text.find("2 of 3 event logs skipped; the rest is analysed."), std::string::npos) << text;
-    EXPECT_NE(text.find("Rank 0 (pid 100) created 1 thread on cpu(s) [0]"), std::string::npos) << text;
+    EXPECT_NE(text.find("Rank 0 (pid 100) created no threads (only the main thread) on cpu(s) [0]"), std::string::npos) << text;
     EXPECT_NE(text.find("Cores [1-3] may stay idle"), std::string::npos) << text;
 }
 
@@ -633,4 +634,33 @@ TEST(BrokenInputs, ADirectoryThatIsNotARunCannotBeAnalysed) {
     auto file = load_run((dir.path() / "file").string());
     ASSERT_FALSE(file);
     EXPECT_NE(file.error().message.find("not a directory"), std::string::npos);
+}
+
+// `stacksage run`'s closing line counts processes as the loader groups
+// them: mpirun's fork of a rank before it exec'ed shares the rank's pid and
+// is no process of its own; a launcher is counted apart.
+TEST(RunCensus, CountsProcessesRanksLaunchersAndPreExecImages) {
+    TempDir dir;
+    const fs::path host = dir.path() / "n01";
+    fs::create_directories(host);
+    const auto start = [](int t, int pid, const std::string& rank, const std::string& launcher, const std::string& exe) {
+        return "{\"v\":1,\"ev\":\"process_start\",\"t\":" + std::to_string(t) + ",\"pid\":" + std::to_string(pid) +
+               ",\"rank\":" + rank + ",\"launcher\":" + launcher + ",\"exe\":\"" + exe + "\"}\n";
+    };
+    SyntheticRun::write_file(host / "pid-10.jsonl", start(1, 10, "null", "\"orterun\"", "/usr/bin/orterun"));
+    SyntheticRun::write_file(host / "pid-11.jsonl", start(5, 11, "null", "\"orterun\"", "/usr/bin/orterun"));
+    SyntheticRun::write_file(host / "rank-0000.pid-11.jsonl", start(6, 11, "0", "null", "/opt/app"));
+    SyntheticRun::write_file(host / "rank-0000.pid-11.samples.jsonl", "{}\n");  // not an event log
+    SyntheticRun::write_file(host / "pid-12.jsonl", "not json\n");
+    const auto census = take_run_census(dir.str());
+    ASSERT_TRUE(census.ok()) << census.error().message;
+    EXPECT_EQ(census->hosts, 1u);
+    EXPECT_EQ(census->logs, 4u);
+    EXPECT_EQ(census->processes, 2u) << "rank 0 and the process of the unreadable log";
+    EXPECT_EQ(census->ranks, (std::vector<std::int64_t>{0}));
+    EXPECT_EQ(census->launchers, 1u);
+    EXPECT_EQ(census->pre_exec_images, 1u);
+    EXPECT_EQ(census->pre_exec_names, (std::vector<std::string>{"orterun"}));
+    EXPECT_EQ(census->unreadable, 1u);
+    EXPECT_FALSE(take_run_census((dir.path() / "missing").string()).ok());
 }

@@ -126,6 +126,80 @@ TEST(SamplingAnalysis, HeatmapPerLevelPuCoreAndTarget) {
     ASSERT_EQ(h.first_touch_per_numa.size(), 2u);
     EXPECT_EQ(h.first_touch_per_numa[0].first, 0);
     EXPECT_EQ(h.first_touch_per_numa[0].second, 900u);
+    EXPECT_EQ(h.first_touch_unresolved, 0u);
+    EXPECT_EQ(h.numa_nodes, 2u);
+    EXPECT_EQ(h.first_touch_locality, FirstTouchLocality::Local) << "each page sits on its toucher's node";
+    // Every backend that delivered samples, the page faults too; the access heatmap's own apart.
+    EXPECT_EQ(h.backends, (std::vector<std::string>{"pebs", "pagefault"}));
+    EXPECT_EQ(h.access_backends, (std::vector<std::string>{"pebs"}));
+    ASSERT_EQ(h.samples_by_backend.size(), 2u);
+    EXPECT_EQ(h.samples_by_backend[0], (std::pair<std::string, std::uint64_t>{"pebs", 2200}));
+    EXPECT_EQ(h.samples_by_backend[1], (std::pair<std::string, std::uint64_t>{"pagefault", 920}));
+}
+
+namespace {
+
+// pid 50 on a one-NUMA machine, sampled with page faults and cpu-clock only
+// (what a VM offers): 30 of its 100 sampled pages were gone before the
+// recorder looked up their node.
+LoadedRun one_numa_pagefault_run(const TempDir& dir, std::uint64_t unresolved) {
+    SyntheticRun r(dir.path());
+    r.write_run_json();
+    r.add_host("n01", "pack:1 core:2 pu:1");
+    r.add_process(busy_process("n01", 50, -1, 1, "0-1"));
+    std::string s = summary_header(50) + access(50, 0, "unknown", "unknown", 0, false, 100 - unresolved, 0, "pagefault") +
+                    access(50, 1, "unknown", "unknown", -1, false, unresolved, 0, "pagefault") +
+                    "{\"v\":1,\"rec\":\"ran_on\",\"tid\":50,\"cpu\":1,\"count\":17}\n"
+                    "{\"v\":1,\"rec\":\"end\",\"threads\":1}\n";
+    SyntheticRun::write_file(dir.path() / "n01" / "pid-50.samples.jsonl", s);
+    auto loaded = load_run(dir.str());
+    EXPECT_TRUE(loaded.ok()) << (loaded.ok() ? "" : loaded.error().message);
+    return std::move(loaded.value());
+}
+
+}  // namespace
+
+TEST(SamplingAnalysis, FirstTouchOnOneNumaNodeSaysEveryShareAndThatLocalityCannotBeAnIssue) {
+    TempDir dir;
+    const LoadedRun run = one_numa_pagefault_run(dir, 30);
+    const auto maps = build_memory_heatmaps(run.model);
+    ASSERT_EQ(maps.size(), 1u);
+    const NodeMemoryHeatmap& h = maps[0];
+    EXPECT_EQ(h.numa_nodes, 1u);
+    EXPECT_EQ(h.first_touch_samples, 100u);
+    EXPECT_EQ(h.first_touch_unresolved, 30u);
+    EXPECT_EQ(h.first_touch_locality, FirstTouchLocality::SingleNumaNode);
+    EXPECT_EQ(h.access_samples, 0u);
+    EXPECT_EQ(h.backends, (std::vector<std::string>{"pagefault", "cpuclock"})) << "both backends delivered samples";
+    EXPECT_TRUE(h.access_backends.empty());
+
+    const std::string text = render_memory_heatmaps(maps);
+    EXPECT_NE(text.find("First touch on n01 (pagefault, 100 samples): node 0 70.0 %, unresolved 30.0 % (pages freed "
+                        "or unmapped before the recorder could look up their NUMA node); one NUMA node: every page "
+                        "is local, locality cannot be an issue\n"),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("Memory accesses"), std::string::npos) << "no access samples, no access heatmap";
+
+    const nlohmann::json j = memory_heatmaps_to_json(maps);
+    EXPECT_EQ(j[0]["backends"], nlohmann::json::array({"pagefault", "cpuclock"}));
+    EXPECT_EQ(j[0]["samples_by_backend"]["pagefault"], 100);
+    EXPECT_EQ(j[0]["samples_by_backend"]["cpuclock"], 17);
+    EXPECT_EQ(j[0]["access_backends"], nlohmann::json::array());
+    EXPECT_EQ(j[0]["numa_nodes"], 1);
+    EXPECT_EQ(j[0]["first_touch"]["unresolved"], 30);
+    EXPECT_EQ(j[0]["first_touch"]["locality"], "single_numa_node");
+}
+
+TEST(SamplingAnalysis, FirstTouchWithEveryPageUnresolvedSaysSo) {
+    TempDir dir;
+    const LoadedRun run = one_numa_pagefault_run(dir, 100);
+    const std::string text = render_memory_heatmaps(build_memory_heatmaps(run.model));
+    EXPECT_NE(text.find("First touch on n01 (pagefault, 100 samples): unresolved 100.0 % (pages freed or unmapped "
+                        "before the recorder could look up their NUMA node); one NUMA node: every page is local, "
+                        "locality cannot be an issue\n"),
+              std::string::npos)
+        << text;
 }
 
 TEST(SamplingAnalysis, RemoteAccessAndSerialFirstTouchAreWarnedWithTheFix) {
@@ -207,7 +281,9 @@ TEST(SamplingAnalysis, TerminalHeatmapShowsEachLevelShadedByPu) {
     // (PU 8 is the 17th in topology order: each core lists its two hardware threads, 0 and 16, first.)
     const std::string local = row("local_dram");
     EXPECT_NE(local.find("|▇···············█···"), std::string::npos) << local;
-    EXPECT_NE(text.find("First touch on n01 (pagefault, 920 samples): node 0 97.8 %, node 1 2.2 %"), std::string::npos)
+    EXPECT_NE(text.find("First touch on n01 (pagefault, 920 samples): node 0 97.8 %, node 1 2.2 %; every page on the "
+                        "touching PU's node\n"),
+              std::string::npos)
         << text;
 }
 
@@ -226,5 +302,10 @@ TEST(SamplingAnalysis, JsonCarriesEveryCount) {
     EXPECT_EQ(remote["targets"][0]["os_index"], 1);
     EXPECT_DOUBLE_EQ(remote["mean_latency"].get<double>(), 350.0);
     EXPECT_EQ(j[0]["first_touch"]["per_numa"][1]["samples"], 20);
+    EXPECT_EQ(j[0]["first_touch"]["unresolved"], 0);
+    EXPECT_EQ(j[0]["first_touch"]["locality"], "local");
+    EXPECT_EQ(j[0]["backends"], nlohmann::json::array({"pebs", "pagefault"}));
+    EXPECT_EQ(j[0]["access_backends"], nlohmann::json::array({"pebs"}));
+    EXPECT_EQ(j[0]["numa_nodes"], 2);
     EXPECT_TRUE(j[0]["levels"][0]["mean_latency"].is_number());
 }
