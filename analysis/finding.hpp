@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/remedy.hpp"
 #include "core/cpuset.hpp"
 
 namespace stacksage {
@@ -38,6 +39,7 @@ struct Finding {
     std::string message;     // the verdict, one line
     std::string detail;      // the numbers behind it; "" when the message says it all
     std::string suggestion;  // "" when there is nothing to change
+    Remedy remedy;           // the suggestion as data; empty when it cannot be put so
     // Figures behind the message, for scripts and for the suggestion step:
     // name -> value ("threads": 32, "cores": 9, ...).
     std::vector<std::pair<std::string, std::int64_t>> figures;

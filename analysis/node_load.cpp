@@ -155,6 +155,7 @@ NodeLoad compute_node_load(const RunView& view, std::uint32_t node_index, const 
     struct Placed {
         std::vector<unsigned> cpus;
         std::vector<std::uint32_t> cores;
+        std::uint32_t span = 0;  // its process, an index into spans
     };
     std::vector<Placed> placed_of;
     for (std::uint32_t p : node.processes) {
@@ -165,7 +166,8 @@ NodeLoad compute_node_load(const RunView& view, std::uint32_t node_index, const 
             const Cpuset placed = flow.placement & node.available;
             if (placed.empty()) continue;
             const auto slot = static_cast<std::uint32_t>(placed_of.size());
-            placed_of.push_back({std::vector<unsigned>(placed.begin(), placed.end()), node.cores_touching(placed)});
+            placed_of.push_back({std::vector<unsigned>(placed.begin(), placed.end()), node.cores_touching(placed),
+                                 static_cast<std::uint32_t>(spans.size())});
             load.active_flows.push_back(f);
             load.reserved |= placed;
             for (const TimeSpan& b : flow.busy) {
@@ -178,7 +180,10 @@ NodeLoad compute_node_load(const RunView& view, std::uint32_t node_index, const 
             span.cpus |= placed;
             span.any = true;
         }
-        if (span.any) spans.push_back(std::move(span));
+        if (span.any) {
+            spans.push_back(std::move(span));
+            load.process_peak_flows.emplace_back(p, 0);
+        }
     }
     load.active_processes = spans.size();
 
@@ -186,6 +191,9 @@ NodeLoad compute_node_load(const RunView& view, std::uint32_t node_index, const 
     // one moment are applied together; time is counted between moments.
     std::vector<DemandTrack> cpu_track(cpus), core_track(node.cores.size());
     LevelTimes flows_at;
+    std::vector<LevelTimes> process_flows_at(spans.size());
+    std::vector<std::size_t> process_alive(spans.size(), 0);
+    std::vector<std::int64_t> process_since(spans.size(), 0);  // when its count last changed
     sort_events(flow_events);
     std::size_t alive = 0;
     for (std::size_t i = 0; i < flow_events.size();) {
@@ -201,9 +209,16 @@ NodeLoad compute_node_load(const RunView& view, std::uint32_t node_index, const 
             for (std::uint32_t c : placed.cores) core_track[c].change(t, core_share);
             alive = e.start ? alive + 1 : alive - 1;
             flows_at.saw(alive);
+            std::size_t& mine = process_alive[placed.span];
+            process_flows_at[placed.span].add(mine, t - process_since[placed.span]);
+            process_since[placed.span] = t;
+            mine = e.start ? mine + 1 : mine - 1;
+            process_flows_at[placed.span].saw(mine);
         }
     }
     load.peak_flows = flows_at.sustained_peak(threshold);
+    for (std::size_t s = 0; s < spans.size(); ++s)
+        load.process_peak_flows[s].second = process_flows_at[s].sustained_peak(threshold);
     for (unsigned cpu = 0; cpu < cpus; ++cpu)
         if (cpu_track[cpu].over_ns >= threshold && cpu_track[cpu].over_ns > 0) load.over_demanded.set(cpu);
     for (std::uint32_t c = 0; c < node.cores.size(); ++c)

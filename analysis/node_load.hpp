@@ -45,6 +45,9 @@ struct NodeLoad {
     Cpuset core_over_demanded;  // CPUs of cores whose summed demand was above 1 that long (SMT sharing)
     std::size_t peak_flows = 0;      // most busy flows at one moment, held for at least the threshold
     std::size_t peak_processes = 0;  // most processes with busy flows at one moment
+    // Per application process with busy flows (an index into view.processes):
+    // its most busy flows at one moment, held for at least the threshold.
+    std::vector<std::pair<std::uint32_t, std::size_t>> process_peak_flows;
     double peak_demand = 0;          // highest demand a CPU held for at least the threshold without a break
     // The node's run: from the first process's start to the last one's end
     // (launchers included), the clock findings' times are given on.

@@ -64,7 +64,7 @@ namespace {
 
 struct Keys {
     std::optional<AttrKey> pid, ppid, tid, rank, launcher, exe, end_how, utime, stime, nvcsw, nivcsw, run_delay, run_slices,
-        creator_module, mpi_init_ns, topology_source, job_restricted, wait_cpu_ns;
+        creator_module, mpi_init_ns, topology_source, job_restricted, wait_cpu_ns, cmdline, program_start_cpuset;
     std::optional<DataPathType> waited_for;
     explicit Keys(const Model& m)
         : pid(m.find_key(run_keys::pid)), ppid(m.find_key(run_keys::ppid)), tid(m.find_key(run_keys::tid)),
@@ -75,7 +75,9 @@ struct Keys {
           run_delay(m.find_key(run_keys::run_delay_ns)), run_slices(m.find_key(run_keys::run_slices)),
           creator_module(m.find_key(run_keys::creator_module)), mpi_init_ns(m.find_key(run_keys::mpi_init_ns)),
           topology_source(m.find_key(run_keys::topology_source)), job_restricted(m.find_key(kJobRestrictedKey)),
-          wait_cpu_ns(m.find_key(run_keys::wait_cpu_ns)), waited_for(m.find_datapath_type(run_keys::waited_for)) {}
+          wait_cpu_ns(m.find_key(run_keys::wait_cpu_ns)), cmdline(m.find_key(run_keys::cmdline)),
+          program_start_cpuset(m.find_key(run_keys::program_start_cpuset)),
+          waited_for(m.find_datapath_type(run_keys::waited_for)) {}
 };
 
 template <class Id>
@@ -234,6 +236,8 @@ RunView build_run_view(const Model& model, const ActivityOptions& activity) {
         p.launcher = model.kind(pid) == run_keys::kind_launcher;
         p.launcher_name = string_attr(model, pid, k.launcher);
         p.exe = string_attr(model, pid, k.exe);
+        p.cmdline = string_attr(model, pid, k.cmdline);
+        if (k.program_start_cpuset) p.program_start_cpuset = model.get_cpuset(pid, *k.program_start_cpuset);
         p.name = model.name(pid);
         p.end_how = string_attr(model, pid, k.end_how);
         p.start_ns = model.get_int(pid, keys::start_ns).value_or(0);

@@ -79,6 +79,7 @@ struct ProcessView {
     bool launcher = false;
     std::string_view launcher_name;
     std::string_view exe;
+    std::string_view cmdline;      // arguments joined by spaces
     std::string_view name;         // executable's base name
     std::string_view end_how;
     std::int64_t start_ns = 0;
@@ -86,6 +87,7 @@ struct ProcessView {
     bool mpi = false;              // called MPI_Init
     std::vector<std::uint32_t> flows;  // indices into RunView::flows, main thread first
     Cpuset placement;              // union of its active flows' placements
+    std::optional<Cpuset> program_start_cpuset;  // the main thread's mask as the program started
     std::vector<std::pair<std::string_view, std::string_view>> env;  // binding variables
     std::vector<std::pair<std::string_view, std::string_view>> identity;
 

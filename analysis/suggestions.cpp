@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "analysis/binding_origin.hpp"
+
 namespace stacksage {
 
 namespace {
@@ -10,42 +12,49 @@ namespace {
 // What the suggestions of one node are computed from.
 struct NodeFacts {
     const NodeView* node = nullptr;
-    std::size_t processes = 0;       // application processes with active flows
-    std::size_t max_threads = 0;     // most active threads of one process
     std::size_t cores = 0;           // available cores
-    std::size_t per_process = 1;     // cores each process would get in a fair split
-    std::size_t widest_process = 0;  // cores of the widest process placement
-    bool openmp = false;             // OpenMP created threads here
-    bool restricted = false;         // one process, placed on fewer cores than available
+    std::size_t processes = 0;       // application processes with busy flows
+    std::size_t busy_threads = 0;    // most threads of one process computing at once (held, node_load.hpp)
+    std::size_t narrowest = 0;       // fewest cores a process was placed on
+    bool openmp = false;             // OpenMP created threads here (or OMP_NUM_THREADS is set)
+    std::string omp_runtime;         // "GNU OpenMP", "LLVM OpenMP", ...; "" when none was seen
     std::string omp_num_threads;     // as set for the first process; "" when unset
-    Cpuset process_cpus;             // the single process's placement (restricted case)
+    bool over_demanded = false;      // some CPU had more to run than it could
+    BindingOrigin binding;           // of the first process that started narrowed
+    std::vector<std::int64_t> bound_ranks;  // ranks (or pids) that started narrowed
+    Cpuset process_cpus;             // the single process's placement
 };
 
 NodeFacts facts_of(const RunView& view, const NodeLoad& load, const NodeView& node) {
     NodeFacts f;
     f.node = &node;
     f.cores = node.cores.size();
-    std::map<std::uint32_t, std::size_t> threads_of;
-    for (std::uint32_t i : load.active_flows) ++threads_of[view.flows[i].process];
-    f.processes = threads_of.size();
-    for (const auto& [p, n] : threads_of) {
-        f.max_threads = std::max(f.max_threads, n);
-        f.widest_process = std::max(f.widest_process, node.cores_count(view.processes[p].placement));
+    f.processes = load.process_peak_flows.size();
+    f.over_demanded = !load.over_demanded.empty();
+    f.narrowest = f.cores;
+    for (const auto& [p, peak] : load.process_peak_flows) {
+        f.busy_threads = std::max(f.busy_threads, peak);
+        f.narrowest = std::min(f.narrowest, std::max<std::size_t>(1, node.cores_count(view.processes[p].placement)));
     }
-    f.per_process = std::max<std::size_t>(1, f.processes ? f.cores / f.processes : f.cores);
     for (std::uint32_t p : node.processes) {
-        for (std::uint32_t i : view.processes[p].flows)
-            if (view.runtime_of(view.flows[i]).family == RuntimeFamily::OpenMP) f.openmp = true;
+        const ProcessView& process = view.processes[p];
+        for (std::uint32_t i : process.flows) {
+            const RuntimeName& r = view.runtime_of(view.flows[i]);
+            if (r.family != RuntimeFamily::OpenMP) continue;
+            f.openmp = true;
+            if (f.omp_runtime.empty()) f.omp_runtime = r.name;
+        }
         if (f.omp_num_threads.empty())
-            if (auto v = view.processes[p].env_value("OMP_NUM_THREADS")) f.omp_num_threads = std::string(*v);
+            if (auto v = process.env_value("OMP_NUM_THREADS")) f.omp_num_threads = std::string(*v);
+        const BindingOrigin origin = binding_origin(view, process);
+        if (origin.source == BindingSource::None) continue;
+        if (f.binding.source == BindingSource::None) f.binding = origin;
+        f.bound_ranks.push_back(process.rank >= 0 ? process.rank : process.pid);
     }
     // OMP_NUM_THREADS=1 creates no OpenMP thread, yet the program is an
     // OpenMP one: the variable is the knob to suggest.
     if (!f.omp_num_threads.empty()) f.openmp = true;
-    if (f.processes == 1) {
-        f.process_cpus = view.processes[threads_of.begin()->first].placement;
-        f.restricted = node.cores_count(f.process_cpus) < f.cores;
-    }
+    if (f.processes == 1) f.process_cpus = view.processes[load.process_peak_flows.front().first].placement;
     return f;
 }
 
@@ -53,138 +62,256 @@ std::string plural(std::size_t n, std::string_view one, std::string_view many) {
     return std::to_string(n) + " " + std::string(n == 1 ? one : many);
 }
 
-// The launcher options that place `processes` ranks per node with `cores`
-// cores each, bound.
-std::string placement_options(const LauncherInfo& l, std::size_t processes, std::size_t cores) {
-    const std::string p = std::to_string(processes), c = std::to_string(cores);
+// How many processes per node, threads each and cores each fit the node.
+struct Plan {
+    std::size_t per_node = 1, threads = 1, cores = 1;
+};
+
+// The fitting configuration closest to what ran: keep the processes and
+// threads when they fit (only their placement was wrong); else keep the
+// processes and give each a share of the cores; else keep the threads per
+// process and run fewer processes per node.
+Plan fit(std::size_t cores, std::size_t processes, std::size_t threads) {
+    cores = std::max<std::size_t>(1, cores);
+    processes = std::max<std::size_t>(1, processes);
+    threads = std::max<std::size_t>(1, threads);
+    if (processes * threads <= cores) return {processes, threads, cores / processes};
+    if (processes <= cores) return {processes, cores / processes, cores / processes};
+    if (threads <= cores) return {cores / threads, threads, threads};
+    return {1, cores, cores};
+}
+
+// The remedy of a plan, with the options of the launcher used.
+Remedy remedy_of(const Plan& plan, const NodeFacts& f, const LauncherInfo& l) {
+    Remedy r;
+    r.processes_per_node = static_cast<std::int64_t>(plan.per_node);
+    r.threads_per_process = static_cast<std::int64_t>(plan.threads);
+    r.cores_per_process = static_cast<std::int64_t>(plan.cores);
+    const std::string ppr = std::to_string(plan.per_node), pe = std::to_string(plan.cores);
     switch (l.kind) {
         case LauncherKind::OpenMPI:
-            return l.command + " --map-by ppr:" + p + ":node:PE=" + c + " --bind-to core";
+            r.launcher = l.command;
+            r.launcher_options = {"--map-by", "ppr:" + ppr + ":node" + (plan.cores > 1 ? ":PE=" + pe : ""),
+                                  "--bind-to", "core"};
+            break;
         case LauncherKind::Mpich:
-            return l.command + " -ppn " + p + " -bind-to core:" + c;
+            r.launcher = l.command;
+            r.launcher_options = {"-ppn", ppr, "-bind-to", "core:" + pe};
+            break;
         case LauncherKind::Slurm:
-            return "srun --ntasks-per-node=" + p + " --cpus-per-task=" + c + " --cpu-bind=cores";
+            r.launcher = "srun";
+            r.launcher_options = {"--ntasks-per-node=" + ppr, "--cpus-per-task=" + pe, "--cpu-bind=cores"};
+            break;
+        default: break;
+    }
+    if (f.openmp) {
+        r.env.emplace_back("OMP_NUM_THREADS", std::to_string(plan.threads));
+        if (plan.threads > 1) {
+            r.env.emplace_back("OMP_PROC_BIND", "close");
+            r.env.emplace_back("OMP_PLACES", "cores");
+        }
+    }
+    return r;
+}
+
+// The remedy as the user types it: "mpirun --map-by ... -x OMP_NUM_THREADS=2".
+std::string command_of(const Remedy& r, const LauncherInfo& l) {
+    std::string env_prefix, env_options;
+    for (const auto& [name, value] : r.env) {
+        env_prefix += name + "=" + value + " ";
+        if (l.kind == LauncherKind::OpenMPI) env_options += " -x " + name + "=" + value;
+        if (l.kind == LauncherKind::Mpich) env_options += " -genv " + name + " " + value;
+    }
+    if (r.launcher.empty()) {
+        if (!env_prefix.empty()) env_prefix.pop_back();
+        return env_prefix;
+    }
+    std::string s = l.kind == LauncherKind::Slurm ? env_prefix + r.launcher : r.launcher;
+    for (const std::string& o : r.launcher_options) s += " " + o;
+    return s + env_options;
+}
+
+std::string unbind_option(const LauncherInfo& l) {
+    switch (l.kind) {
+        case LauncherKind::OpenMPI: return "--bind-to none";
+        case LauncherKind::Mpich: return "-bind-to none";
+        case LauncherKind::Slurm: return "--cpu-bind=none";
         default: return {};
     }
 }
 
-std::string omp_settings(std::size_t threads) {
-    return "OMP_NUM_THREADS=" + std::to_string(threads) + " OMP_PROC_BIND=close OMP_PLACES=cores";
-}
-
 std::string was_omp(const NodeFacts& f) {
-    return f.omp_num_threads.empty() ? " (OMP_NUM_THREADS was unset: one thread per CPU the process may use)"
-                                     : " (it was " + f.omp_num_threads + ")";
+    return f.omp_num_threads.empty() ? "OMP_NUM_THREADS was unset: one thread per CPU the process may use"
+                                     : "OMP_NUM_THREADS was " + f.omp_num_threads;
 }
 
-std::string suggest_overloaded(const NodeFacts& f, const LauncherInfo& l) {
-    if (f.processes > f.cores) {
-        const std::string c = std::to_string(f.cores);
-        switch (l.kind) {
-            case LauncherKind::OpenMPI:
-                return "Run at most " + c + " processes per node (" + std::to_string(f.processes) +
-                       " ran on " + std::string(f.node->host) + "): " + l.command + " --map-by ppr:" + c +
-                       ":node --bind-to core, with more nodes for the other ranks";
-            case LauncherKind::Mpich:
-                return "Run at most " + c + " processes per node: " + l.command + " -ppn " + c + " -bind-to core";
-            case LauncherKind::Slurm:
-                return "Run at most " + c + " tasks per node: srun --ntasks-per-node=" + c + " --cpu-bind=cores";
-            default:
-                return "Start at most " + c + " processes on " + std::string(f.node->host) + " (" +
-                       std::to_string(f.processes) + " ran)";
-        }
-    }
-    const std::size_t per = f.per_process;
-    std::string s;
-    if (f.processes <= 1) {
-        const std::size_t cores = f.restricted ? f.cores : std::max<std::size_t>(1, f.widest_process);
-        if (f.openmp)
-            s = "Run at most " + plural(cores, "thread", "threads") + ": " + omp_settings(cores) + was_omp(f);
+// "rank 3", "ranks 0-7": ranks (or pids) in list form.
+std::string who_list(const std::vector<std::int64_t>& ids, const std::string& unit) {
+    Cpuset set;  // a set of small non-negative numbers, written as HPC people read them
+    for (std::int64_t id : ids)
+        if (id >= 0 && id < (1 << 20)) set.set(static_cast<unsigned>(id));
+    return (ids.size() == 1 ? unit + " " : unit + "s ") + set.to_list_string();
+}
+
+std::string capitalised(std::string s) {
+    if (!s.empty()) s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
+    return s;
+}
+
+// Why the node was over-subscribed, from the binding and the numbers.
+std::string diagnosis(const NodeFacts& f, const LauncherInfo& l) {
+    const std::string threads = plural(f.busy_threads, "thread", "threads");
+    const std::string unit = l.kind == LauncherKind::None ? "process" : "rank";
+    if (f.binding.source == BindingSource::Launcher && f.busy_threads > f.narrowest) {
+        const bool one = f.bound_ranks.size() == 1;
+        const std::string launcher = l.command.empty() ? f.binding.launcher : l.command;
+        std::string s = capitalised(who_list(f.bound_ranks, unit)) + (one ? " was" : " were") + " bound by " +
+                        launcher + " to " + (f.narrowest == 1 ? std::string("one core") : plural(f.narrowest, "core", "cores")) +
+                        (one ? "" : " each");
+        if (f.binding.launcher_default)
+            s += l.kind == LauncherKind::OpenMPI
+                     ? " by default (Open MPI binds each rank to a core when there are 2 ranks or fewer, to a "
+                       "package or NUMA node above; no --bind-to was given, and no taskset or numactl is to blame)"
+                     : " by default (no binding option was given)";
         else
-            s = "Create at most " + plural(cores, "thread", "threads") + " (" + std::to_string(f.max_threads) +
-                " were created)";
-        if (f.restricted)
-            s += "; the process was restricted to " + describe_cpus(*f.node, f.process_cpus) +
-                 " (by taskset, numactl or its parent): let it use all " + plural(f.cores, "core", "cores");
+            s += " (the binding options given)";
+        return s + ": " + (one ? "its " + threads : "the " + threads + " of each") + " computing at once shared " +
+               (f.narrowest == 1 ? "that core" : "those " + plural(f.narrowest, "core", "cores"));
+    }
+    if (f.binding.source == BindingSource::Inherited && f.processes == 1)
+        return "The process was restricted to " + describe_cpus(*f.node, f.process_cpus) +
+               " (by taskset, numactl or its parent, not by a launcher)";
+    const std::string units = plural(f.processes, unit, unit + "s");
+    if (f.busy_threads > 1)
+        return capitalised(units) + " with up to " + threads + " each computing at once needed " +
+               std::to_string(f.processes * f.busy_threads) + " CPUs on the " + plural(f.cores, "core", "cores") +
+               " of " + std::string(f.node->host);
+    return capitalised(units) + " ran on the " + plural(f.cores, "core", "cores") + " of " + std::string(f.node->host);
+}
+
+// What to do, with the plan written as a command; fills the remedy.
+std::string action(const NodeFacts& f, const LauncherInfo& l, const Plan& plan, Remedy& remedy) {
+    remedy = remedy_of(plan, f, l);
+    const std::string cmd = command_of(remedy, l);
+    const bool placement_only = f.processes * f.busy_threads <= f.cores;
+    std::string s;
+    if (placement_only && f.binding.source == BindingSource::Inherited && l.kind == LauncherKind::None) {
+        s = "Let it use all " + plural(f.cores, "core", "cores") + " (start it without taskset or numactl)";
+        if (!cmd.empty()) s += " and run " + cmd;
         return s;
     }
-    if (f.max_threads > per) {
-        s = f.openmp ? "Set OMP_NUM_THREADS=" + std::to_string(per) + was_omp(f) + " so that the " +
-                           std::to_string(f.processes) + " processes fit the " + plural(f.cores, "core", "cores")
-                     : "Create at most " + plural(per, "thread", "threads") + " per process (" +
-                           std::to_string(f.max_threads) + " were created) so that the " +
-                           std::to_string(f.processes) + " processes fit the " + plural(f.cores, "core", "cores");
-    } else {
-        s = "Bind each process to cores of its own";
+    if (placement_only) {
+        const std::string unit = l.kind == LauncherKind::None ? "process" : "rank";
+        s = (f.processes == 1 ? "Give the " + unit + " " : "Give each " + unit + " ") + plural(plan.cores, "core", "cores") +
+            (f.processes == 1 ? "" : " of its own");
+        if (!cmd.empty()) s += ": " + cmd;
+        if (f.binding.source == BindingSource::Launcher && !unbind_option(l).empty())
+            s += " (or " + unbind_option(l) + ")";
+        return s;
     }
-    const std::string opts = placement_options(l, f.processes, per);
-    if (!opts.empty())
-        s += "; give each process " + plural(per, "core", "cores") + ": " + opts;
+    const std::string units = l.kind == LauncherKind::None ? "process" : "rank";
+    if (f.openmp)
+        s = "Run " + plural(plan.per_node, units, units + "s") + " per node with " +
+            plural(plan.threads, "OpenMP thread", "OpenMP threads") + " each (" + was_omp(f) + ")";
+    else if (plan.per_node < f.processes)
+        s = "Run " + plural(plan.per_node, units, units + "s") + " per node";
     else
-        s += "; give each process " + plural(per, "core", "cores") + " of its own (taskset or sched_setaffinity)";
-    if (f.openmp) s += ", with OMP_PROC_BIND=close OMP_PLACES=cores";
-    // The other way round: keep the threads, run fewer processes per node.
-    if (f.max_threads > per && f.max_threads <= f.cores) {
-        const std::size_t fewer = f.cores / f.max_threads;
-        const std::string alt = placement_options(l, fewer, f.max_threads);
-        s += "; or keep " + plural(f.max_threads, "thread", "threads") + " per process and run " +
-             std::to_string(fewer) + " per node" + (alt.empty() ? "" : " (" + alt + ")");
+        s = "Create at most " + plural(plan.threads, "thread", "threads") + " per process that compute at once (" +
+            std::to_string(f.busy_threads) + " did)";
+    if (!cmd.empty()) s += ": " + cmd;
+    if (plan.per_node < f.processes && l.kind != LauncherKind::None) {
+        const std::size_t nodes = (f.processes + plan.per_node - 1) / plan.per_node;
+        s += ", on " + plural(nodes, "node", "nodes") + " for the " + std::to_string(f.processes) + " " + units + "s";
+    }
+    // The other way round: more processes with fewer threads, or fewer with more.
+    if (f.openmp && plan.threads > 1 && plan.per_node < f.processes && f.cores > plan.per_node) {
+        Plan single{std::min(f.cores, f.processes), 1, 1};
+        Remedy other = remedy_of(single, f, l);
+        s += "; or " + plural(single.per_node, units, units + "s") + " per node with 1 thread each (" +
+             command_of(other, l) + ")";
+    } else if (plan.threads < f.busy_threads && f.busy_threads <= f.cores && l.kind != LauncherKind::None) {
+        Plan fewer{f.cores / f.busy_threads, f.busy_threads, f.busy_threads};
+        Remedy other = remedy_of(fewer, f, l);
+        s += "; or keep " + plural(f.busy_threads, "thread", "threads") + " per " + units + " and run " +
+             std::to_string(fewer.per_node) + " per node (" + command_of(other, l) + ")";
     }
     return s;
 }
 
-std::string suggest_idle(const NodeFacts& f, const LauncherInfo& l, const Finding& finding) {
-    const std::size_t idle = static_cast<std::size_t>(std::max<std::int64_t>(0, finding.figure("idle_cores", 0)));
-    if (f.processes <= 1 && l.kind == LauncherKind::None) {
-        std::string s;
-        if (f.restricted)
-            s = "The process was restricted to " + describe_cpus(*f.node, f.process_cpus) +
-                " (by taskset, numactl or its parent): let it use all " + plural(f.cores, "core", "cores");
-        else
-            s = "Let the process use the idle cores";
-        s += f.openmp ? " and run " + omp_settings(f.cores) : " and run " + plural(f.cores, "thread", "threads");
-        return s;
-    }
-    const std::size_t processes = std::max<std::size_t>(1, f.processes);
-    const std::size_t per = f.per_process;
-    std::string s;
-    if (per * processes > f.cores - std::min(f.cores, idle)) {
-        s = "Give each of the " + plural(processes, "process", "processes") + " " + plural(per, "core", "cores") +
-            " and as many threads";
-        const std::string opts = placement_options(l, processes, per);
-        if (!opts.empty()) s += ": " + opts;
-        if (f.openmp) s += " with OMP_NUM_THREADS=" + std::to_string(per) + " OMP_PROC_BIND=close OMP_PLACES=cores";
-        const std::size_t threads = std::max<std::size_t>(1, f.max_threads);
-        const std::size_t more = f.cores / threads;
-        if (more > processes) {
-            s += "; or start " + std::to_string(more) + " processes per node instead of " + std::to_string(processes);
-            if (l.kind == LauncherKind::OpenMPI) s += " (" + l.command + " --map-by ppr:" + std::to_string(more) + ":node)";
-            if (l.kind == LauncherKind::Slurm) s += " (srun --ntasks-per-node=" + std::to_string(more) + ")";
-            if (l.kind == LauncherKind::Mpich) s += " (" + l.command + " -ppn " + std::to_string(more) + ")";
-        }
-        return s;
-    }
-    return "Use the " + plural(idle, "idle core", "idle cores") + ": start more processes or threads, or ask the "
-           "batch system for " + plural(f.cores - std::min(f.cores, idle), "core", "cores") + " instead of " +
-           std::to_string(f.cores);
+// OpenMP threads that find no CPU free keep spinning at barriers before
+// they sleep: over-subscribed, they take the CPU from threads with work.
+std::string spin_note(const NodeFacts& f) {
+    if (!f.openmp || !f.over_demanded) return {};
+    const std::string knob = f.omp_runtime == "GNU OpenMP" || f.omp_runtime.empty() ? "GOMP_SPINCOUNT=0"
+                                                                                     : "KMP_BLOCKTIME=0";
+    return ". Over-subscribed OpenMP threads spin-wait at barriers and take CPU time from threads that have "
+           "work (it can make a run many times slower): where some over-subscription must stay, set "
+           "OMP_WAIT_POLICY=passive (" +
+           knob + ")";
 }
 
-std::string suggest_underloaded_reservation(const NodeFacts& f, const LauncherInfo& l, const Finding& finding) {
+std::string suggest_overloaded(const NodeFacts& f, const LauncherInfo& l, Remedy& remedy) {
+    const Plan plan = fit(f.cores, f.processes, f.busy_threads);
+    return diagnosis(f, l) + ". " + action(f, l, plan, remedy) + spin_note(f);
+}
+
+std::string suggest_idle(const NodeFacts& f, const LauncherInfo& l, const Finding& finding, Remedy& remedy) {
+    const std::size_t idle = static_cast<std::size_t>(std::max<std::int64_t>(0, finding.figure("idle_cores", 0)));
+    const std::size_t processes = std::max<std::size_t>(1, f.processes);
+    const std::size_t per = std::max<std::size_t>(1, f.cores / processes);
+    const std::size_t threads = std::max<std::size_t>(1, f.busy_threads);
+    std::string s;
+    if (f.binding.source == BindingSource::Launcher && f.narrowest < per) {
+        std::string d = diagnosis(f, l);
+        s = d.substr(0, d.find(": the ")) + ". ";
+    } else if (f.binding.source == BindingSource::Inherited && f.processes == 1) {
+        s = "The process was restricted to " + describe_cpus(*f.node, f.process_cpus) +
+            " (by taskset, numactl or its parent). ";
+    }
+    if (!f.openmp && l.kind == LauncherKind::None && threads >= per && f.binding.source == BindingSource::None)
+        return "Use the " + plural(idle, "idle core", "idle cores") + ": start more processes or threads, or ask the "
+               "batch system for " + plural(f.cores - std::min(f.cores, idle), "core", "cores") + " instead of " +
+               std::to_string(f.cores);
+    const Plan plan{processes, std::max(threads, per), per};
+    remedy = remedy_of(plan, f, l);
+    const std::string cmd = command_of(remedy, l);
+    s += (processes == 1 ? "Give the process " : "Give each of the " + plural(processes, "process", "processes") + " ") +
+         plural(per, "core", "cores") + " and as many threads";
+    if (!cmd.empty()) s += ": " + cmd;
+    if (f.binding.source == BindingSource::Inherited && l.kind == LauncherKind::None)
+        s += " (start it without taskset or numactl)";
+    const std::size_t more = f.cores / threads;
+    if (more > processes && l.kind != LauncherKind::None) {
+        Remedy other = remedy_of({more, threads, std::max<std::size_t>(1, f.cores / more)}, f, l);
+        s += "; or start " + std::to_string(more) + " processes per node instead of " + std::to_string(processes) +
+             " (" + command_of(other, l) + ")";
+    }
+    return s;
+}
+
+std::string suggest_underloaded_reservation(const NodeFacts& f, const LauncherInfo& l, const Finding& finding,
+                                            Remedy& remedy) {
     const std::size_t cores = static_cast<std::size_t>(std::max<std::int64_t>(1, finding.figure("cores", 1)));
     const std::size_t threads = static_cast<std::size_t>(std::max<std::int64_t>(1, finding.figure("threads", 1)));
     const std::size_t processes = std::max<std::size_t>(1, f.processes);
     const std::size_t per = std::max<std::size_t>(1, cores / processes);
-    if (f.openmp)
-        return "Use the reserved cores: OMP_NUM_THREADS=" + std::to_string(per) + was_omp(f) +
-               " with OMP_PROC_BIND=close OMP_PLACES=cores";
+    if (f.openmp) {
+        remedy = remedy_of({processes, per, per}, f, l);
+        remedy.processes_per_node = -1;
+        remedy.cores_per_process = -1;
+        remedy.launcher.clear();
+        remedy.launcher_options.clear();
+        return "Use the reserved cores: " + command_of(remedy, LauncherInfo{}) + " (" + was_omp(f) + ")";
+    }
     const std::size_t need = (threads + processes - 1) / processes;
-    const std::string opts = placement_options(l, processes, need);
-    if (!opts.empty())
-        return "Reserve only " + plural(need, "core", "cores") + " per process: " + opts +
+    Remedy fewer = remedy_of({processes, need, need}, f, l);
+    if (!fewer.launcher_options.empty()) {
+        remedy = fewer;
+        return "Reserve only " + plural(need, "core", "cores") + " per process: " + command_of(fewer, l) +
                ", or create " + std::to_string(per) + " threads per process";
+    }
     return "Create " + std::to_string(per * processes) + " threads, or run the " +
-           plural(processes, "process", "processes") + " on " + plural(threads, "core", "cores") +
-           " (taskset -c)";
+           plural(processes, "process", "processes") + " on " + plural(threads, "core", "cores") + " (taskset -c)";
 }
 
 }  // namespace
@@ -204,15 +331,16 @@ void add_suggestions(const RunView& view, const std::vector<NodeLoad>& loads, co
         auto it = node_index.find(f.node);
         if (it == node_index.end()) continue;
         const NodeFacts& facts_n = facts_for(it->second);
+        if (facts_n.processes == 0) continue;
         if (f.code == "overloaded-resources" || f.code == "overloaded-reservation")
-            f.suggestion = suggest_overloaded(facts_n, launcher);
+            f.suggestion = suggest_overloaded(facts_n, launcher, f.remedy);
         else if (f.code == "idle-resources")
-            f.suggestion = suggest_idle(facts_n, launcher, f);
+            f.suggestion = suggest_idle(facts_n, launcher, f, f.remedy);
         else if (f.code == "underloaded-reservation")
-            f.suggestion = suggest_underloaded_reservation(facts_n, launcher, f);
+            f.suggestion = suggest_underloaded_reservation(facts_n, launcher, f, f.remedy);
         else if (f.code == "runtime-contention")
             f.suggestion = "Keep the two runtimes off each other's cores, or run fewer threads. " +
-                           suggest_overloaded(facts_n, launcher);
+                           suggest_overloaded(facts_n, launcher, f.remedy);
     }
 }
 

@@ -654,6 +654,8 @@ private:
         if (last.nvcsw >= 0) m.set_attr(p, k.nvcsw, last.nvcsw);
         if (last.nivcsw >= 0) m.set_attr(p, k.nivcsw, last.nivcsw);
         if (last.cgroup_cpuset) m.set_attr(p, k.cgroup_cpuset, *last.cgroup_cpuset);
+        if (!last.threads.empty() && last.threads.front().is_main && !last.threads.front().masks.empty())
+            m.set_attr(p, m.key(run_keys::program_start_cpuset), last.threads.front().masks.front().cpuset);
         if (last.online_cpus) m.set_attr(p, k.online_cpus, *last.online_cpus);
         for (const auto& [name, value] : last.env)
             m.set_attr(p, m.key(std::string(run_keys::env_prefix) + name), std::string_view(value));

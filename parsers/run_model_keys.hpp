@@ -53,6 +53,9 @@ inline constexpr std::string_view cpu_time_derived = "cpu_time_derived";  // 1: 
 // 1: read at the process's exit from a thread never joined: utime_us is user + system, stime_us 0.
 inline constexpr std::string_view cpu_time_at_exit = "cpu_time_at_exit";
 inline constexpr std::string_view cgroup_cpuset = "cgroup_cpuset";
+// The main thread's mask as the program (the last exec'ed image) started:
+// what the launcher, taskset or the parent bound it to.
+inline constexpr std::string_view program_start_cpuset = "program_start_cpuset";
 inline constexpr std::string_view online_cpus = "online_cpus";
 inline constexpr std::string_view mpi_size = "mpi_size";
 inline constexpr std::string_view mpi_thread_level = "mpi_thread_level";

@@ -17,6 +17,19 @@ nlohmann::json finding_json(const Finding& f) {
     j["message"] = f.message;
     j["detail"] = f.detail;
     j["suggestion"] = f.suggestion;
+    if (f.remedy.empty()) {
+        j["remedy"] = nullptr;
+    } else {
+        nlohmann::json env = nlohmann::json::object();
+        for (const auto& [name, value] : f.remedy.env) env[name] = value;
+        auto count = [](std::int64_t n) { return n < 0 ? nlohmann::json(nullptr) : nlohmann::json(n); };
+        j["remedy"] = {{"processes_per_node", count(f.remedy.processes_per_node)},
+                       {"threads_per_process", count(f.remedy.threads_per_process)},
+                       {"cores_per_process", count(f.remedy.cores_per_process)},
+                       {"launcher", f.remedy.launcher.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.remedy.launcher)},
+                       {"launcher_options", f.remedy.launcher_options},
+                       {"env", std::move(env)}};
+    }
     j["flow_count"] = f.flow_count;
     nlohmann::json flows = nlohmann::json::array();
     for (const FlowRef& r : f.flows)

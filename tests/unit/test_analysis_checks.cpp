@@ -598,9 +598,98 @@ TEST(Suggestions, ComputedFromTheNumbersWithTheLauncherUsed) {
     const AnalysisResult a = analyze(build_run_view(b.model()));
     const Finding* f = find(a.findings, "overloaded-resources");
     ASSERT_NE(f, nullptr);
-    EXPECT_NE(f->suggestion.find("OMP_NUM_THREADS=4 (it was 8)"), std::string::npos) << f->suggestion;
-    EXPECT_NE(f->suggestion.find("srun --ntasks-per-node=2 --cpus-per-task=4 --cpu-bind=cores"), std::string::npos)
+    EXPECT_NE(f->suggestion.find("4 OpenMP threads each (OMP_NUM_THREADS was 8)"), std::string::npos)
         << f->suggestion;
+    EXPECT_NE(f->suggestion.find("OMP_NUM_THREADS=4 OMP_PROC_BIND=close OMP_PLACES=cores srun --ntasks-per-node=2 "
+                                 "--cpus-per-task=4 --cpu-bind=cores"),
+              std::string::npos)
+        << f->suggestion;
+    // The same as data, for scripts and for the tests that follow it.
+    EXPECT_EQ(f->remedy.processes_per_node, 2);
+    EXPECT_EQ(f->remedy.threads_per_process, 4);
+    EXPECT_EQ(f->remedy.cores_per_process, 4);
+    EXPECT_EQ(f->remedy.launcher, "srun");
+    EXPECT_EQ(f->remedy.launcher_options,
+              (std::vector<std::string>{"--ntasks-per-node=2", "--cpus-per-task=4", "--cpu-bind=cores"}));
+    EXPECT_EQ(f->remedy.env, (std::vector<std::pair<std::string, std::string>>{
+                                 {"OMP_NUM_THREADS", "4"}, {"OMP_PROC_BIND", "close"}, {"OMP_PLACES", "cores"}}));
+}
+
+namespace {
+// A rank started by mpirun (pid 1, unbound) whose program started on `start`.
+void bind_by_launcher(RunModelBuilder& b, ComponentId rank, const char* start) {
+    b.model().set_attr(rank, b.model().key(run_keys::ppid), std::int64_t{1});
+    b.model().set_attr(rank, b.model().key(run_keys::program_start_cpuset), cpus(start));
+}
+}  // namespace
+
+// Open MPI binds each rank to a core by default when np <= 2: 1 rank with 2
+// OpenMP threads shares one core. The suggestion names that binding, not
+// taskset, and gives the rank 2 cores; it never says "run 2 threads" to a
+// run that had 2.
+TEST(Suggestions, TheLaunchersDefaultBindingIsNamed) {
+    RunModelBuilder b;
+    b.add_node("n01", 2);
+    const ComponentId launcher = b.add_process({.host = "n01", .pid = 1, .launcher = "mpirun", .exe = "/usr/bin/mpirun"});
+    b.add_flow(launcher, {.tid = 1, .main = true, .cpus = cpus("0-1"), .cpu_time_us = 1000});
+    const ComponentId rank = b.add_process({.host = "n01", .pid = 100, .rank = 0, .env = {{"OMP_NUM_THREADS", "2"}}});
+    b.add_flow(rank, {.tid = 100, .main = true, .cpus = cpus("0")});
+    b.add_flow(rank, {.tid = 101, .creator_module = kGomp, .cpus = cpus("0")});
+    bind_by_launcher(b, rank, "0");
+    const AnalysisResult a = analyze(build_run_view(b.model()));
+    const Finding* f = find(a.findings, "overloaded-resources");
+    ASSERT_NE(f, nullptr);
+    EXPECT_NE(f->suggestion.find("Rank 0 was bound by mpirun to one core by default"), std::string::npos)
+        << f->suggestion;
+    EXPECT_EQ(f->suggestion.find("by taskset, numactl or its parent"), std::string::npos) << f->suggestion;
+    EXPECT_NE(f->suggestion.find("mpirun --map-by ppr:1:node:PE=2 --bind-to core -x OMP_NUM_THREADS=2"),
+              std::string::npos)
+        << f->suggestion;
+    EXPECT_NE(f->suggestion.find("(or --bind-to none)"), std::string::npos) << f->suggestion;
+    EXPECT_NE(f->suggestion.find("OMP_WAIT_POLICY=passive (GOMP_SPINCOUNT=0)"), std::string::npos) << f->suggestion;
+    EXPECT_EQ(f->remedy.threads_per_process, 2);
+    EXPECT_EQ(f->remedy.cores_per_process, 2);
+    // An explicit --bind-to is the user's choice, not a default.
+    b.model().set_attr(launcher, b.model().key(run_keys::cmdline), std::string_view("mpirun --bind-to core -np 1 ./app"));
+    const AnalysisResult explicit_binding = analyze(build_run_view(b.model()));
+    const Finding* g = find(explicit_binding.findings, "overloaded-resources");
+    ASSERT_NE(g, nullptr);
+    EXPECT_NE(g->suggestion.find("(the binding options given)"), std::string::npos) << g->suggestion;
+}
+
+// 8 ranks bound to one core each, 2 OpenMP threads each, on 2 cores: the
+// threads of each rank are confined to its core; the fitting configuration
+// keeps 2 threads per rank, 1 rank per node (or 2 ranks of 1 thread).
+TEST(Suggestions, ThreadsConfinedToTheirRanksCoreAreSaidAndFitted) {
+    RunModelBuilder b;
+    b.add_node("n01", 2);
+    const ComponentId launcher = b.add_process({.host = "n01", .pid = 1, .launcher = "mpirun", .exe = "/usr/bin/mpirun"});
+    b.add_flow(launcher, {.tid = 1, .main = true, .cpus = cpus("0-1"), .cpu_time_us = 1000});
+    b.model().set_attr(launcher, b.model().key(run_keys::cmdline), std::string_view("mpirun -np 8 --bind-to core ./app"));
+    for (int r = 0; r < 8; ++r) {
+        const std::int64_t pid = 100 + 10 * r;
+        const char* core = r % 2 ? "1" : "0";
+        const ComponentId p = b.add_process({.host = "n01", .pid = pid, .rank = r, .env = {{"OMP_NUM_THREADS", "2"}}});
+        b.add_flow(p, {.tid = pid, .main = true, .cpus = cpus(core)});
+        b.add_flow(p, {.tid = pid + 1, .creator_module = kGomp, .cpus = cpus(core)});
+        bind_by_launcher(b, p, core);
+    }
+    const AnalysisResult a = analyze(build_run_view(b.model()));
+    const Finding* f = find(a.findings, "overloaded-resources");
+    ASSERT_NE(f, nullptr);
+    EXPECT_NE(f->suggestion.find("Ranks 0-7 were bound by mpirun to one core each (the binding options given): the 2 "
+                                 "threads of each computing at once shared that core"),
+              std::string::npos)
+        << f->suggestion;
+    EXPECT_NE(f->suggestion.find("Run 1 rank per node with 2 OpenMP threads each"), std::string::npos) << f->suggestion;
+    EXPECT_NE(f->suggestion.find("on 8 nodes for the 8 ranks"), std::string::npos) << f->suggestion;
+    EXPECT_NE(f->suggestion.find("or 2 ranks per node with 1 thread each (mpirun --map-by ppr:2:node --bind-to core "
+                                 "-x OMP_NUM_THREADS=1)"),
+              std::string::npos)
+        << f->suggestion;
+    EXPECT_EQ(f->remedy.processes_per_node, 1);
+    EXPECT_EQ(f->remedy.launcher_options,
+              (std::vector<std::string>{"--map-by", "ppr:1:node:PE=2", "--bind-to", "core"}));
 }
 
 TEST(Suggestions, OpenMpiBindingForAnIdleNode) {

@@ -1,0 +1,71 @@
+#include "analysis/binding_origin.hpp"
+
+#include <array>
+
+namespace stacksage {
+
+bool asks_for_binding(std::string_view command_line) {
+    static constexpr std::array<std::string_view, 10> kOptions = {
+        "--bind-to", "-bind-to", "--map-by", "-map-by", "--cpu-set", "--cpu-bind", "--cpu_bind",
+        "--rankfile", "-rf", "--cpus-per-rank"};
+    for (std::string_view o : kOptions) {
+        for (std::size_t at = command_line.find(o); at != std::string_view::npos;
+             at = command_line.find(o, at + 1)) {
+            const bool starts_word = at == 0 || command_line[at - 1] == ' ';
+            const std::size_t end = at + o.size();
+            const bool ends_word = end == command_line.size() || command_line[end] == ' ' || command_line[end] == '=';
+            if (starts_word && ends_word) return true;
+        }
+    }
+    return false;
+}
+
+namespace {
+
+const ProcessView* parent_of(const RunView& view, const ProcessView& p) {
+    if (p.ppid < 0) return nullptr;
+    for (const ProcessView& q : view.processes)
+        if (q.pid == p.ppid && q.node == p.node && &q != &p) return &q;
+    return nullptr;
+}
+
+// The launcher's mask: its main thread's placement.
+Cpuset mask_of(const RunView& view, const ProcessView& p) {
+    return p.flows.empty() ? Cpuset{} : view.flows[p.flows.front()].placement;
+}
+
+bool environment_asks_for_binding(const ProcessView& p) {
+    for (const auto& [name, value] : p.env)
+        if (name.find("binding_policy") != std::string_view::npos || name == "OMPI_MCA_rmaps_base_mapping_policy" ||
+            name.starts_with("SLURM_CPU_BIND") || name.starts_with("I_MPI_PIN"))
+            return true;
+    return false;
+}
+
+}  // namespace
+
+BindingOrigin binding_origin(const RunView& view, const ProcessView& p) {
+    BindingOrigin origin;
+    const NodeView& node = view.nodes[p.node];
+    if (!p.program_start_cpuset) return origin;
+    const Cpuset start = *p.program_start_cpuset & node.available;
+    if (start.empty() || start == node.available) return origin;
+    origin.cpus = start;
+    const ProcessView* parent = parent_of(view, p);
+    if (parent && parent->launcher) {
+        const Cpuset parent_mask = mask_of(view, *parent) & node.available;
+        if (parent_mask != start && (parent_mask.empty() || (start - parent_mask).empty())) {
+            origin.source = BindingSource::Launcher;
+            origin.launcher = std::string(parent->launcher_name.empty() ? parent->name : parent->launcher_name);
+            bool asked = environment_asks_for_binding(p);
+            for (const ProcessView& q : view.processes)
+                if (q.launcher && asks_for_binding(q.cmdline)) asked = true;
+            origin.launcher_default = !asked;
+            return origin;
+        }
+    }
+    origin.source = BindingSource::Inherited;
+    return origin;
+}
+
+}  // namespace stacksage
