@@ -182,6 +182,9 @@ std::string diagnosis(const NodeFacts& f, const LauncherInfo& l) {
         return "The process was restricted to " + describe_cpus(*f.node, f.process_cpus) +
                " (by taskset, numactl or its parent, not by a launcher)";
     const std::string units = plural(f.processes, unit, unit + "s");
+    if (f.processes == 1)
+        return "The " + unit + " had " + threads + " computing at once on the " + plural(f.cores, "core", "cores") +
+               " of " + std::string(f.node->host);
     if (f.busy_threads > 1)
         return capitalised(units) + " with up to " + threads + " each computing at once needed " +
                std::to_string(f.processes * f.busy_threads) + " CPUs on the " + plural(f.cores, "core", "cores") +
@@ -210,7 +213,9 @@ std::string action(const NodeFacts& f, const LauncherInfo& l, const Plan& plan, 
         return s;
     }
     const std::string units = l.kind == LauncherKind::None ? "process" : "rank";
-    if (f.openmp)
+    if (f.openmp && f.processes == 1)
+        s = "Run " + plural(plan.threads, "OpenMP thread", "OpenMP threads") + " (" + was_omp(f) + ")";
+    else if (f.openmp)
         s = "Run " + plural(plan.per_node, units, units + "s") + " per node with " +
             plural(plan.threads, "OpenMP thread", "OpenMP threads") + " each (" + was_omp(f) + ")";
     else if (plan.per_node < f.processes)
