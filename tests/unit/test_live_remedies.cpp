@@ -5,44 +5,31 @@
 // warning`. Runs are restricted with taskset to CPUs 0-1; a scenario is
 // skipped when what it needs (the preload, an example, mpirun) is missing.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/shell.hpp"
 #include "tests/support/synthetic_run.hpp"
 
 namespace {
 
+using stacksage::testing::Shell;
+using stacksage::testing::shell;
+using stacksage::testing::which;
+
 const std::string kBin = STACKSAGE_BINARY_DIR;
 const std::string kCli = kBin + "/cli/stacksage";
 
-struct Shell {
-    int exit_code;
-    std::string output;
-};
-
-Shell shell(const std::string& cmd) {
-    FILE* pipe = popen((cmd + " 2>&1").c_str(), "r");
-    if (!pipe) return {-1, "popen failed"};
-    std::string out;
-    std::array<char, 4096> buf{};
-    while (std::size_t n = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
-    const int status = pclose(pipe);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
-bool have(const std::string& path) { return ::access(path.c_str(), X_OK) == 0; }
+bool have(const std::string& path) { return stacksage::testing::is_executable(path); }
 
 std::string mpirun() {
-    Shell s = shell("command -v mpirun");
-    if (s.exit_code != 0) return {};
-    while (!s.output.empty() && (s.output.back() == '\n' || s.output.back() == ' ')) s.output.pop_back();
-    return s.output + " --allow-run-as-root --oversubscribe";
+    const std::string path = which("mpirun");
+    return path.empty() ? path : path + " --allow-run-as-root --oversubscribe";
 }
 
 // A job as the remedy changes it: the environment, the launcher's process

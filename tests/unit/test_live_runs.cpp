@@ -16,38 +16,21 @@
 #include <nlohmann/json.hpp>
 
 #include "core/cpuset.hpp"
+#include "tests/support/shell.hpp"
 #include "tests/support/synthetic_run.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
+using stacksage::testing::Shell;
+using stacksage::testing::shell;
+using stacksage::testing::which;
+
 const std::string kBin = STACKSAGE_BINARY_DIR;
 const std::string kCli = kBin + "/cli/stacksage";
 
-struct Shell {
-    int exit_code;
-    std::string output;
-};
-
-Shell shell(const std::string& cmd) {
-    FILE* pipe = popen((cmd + " 2>&1").c_str(), "r");
-    if (!pipe) return {-1, "popen failed"};
-    std::string out;
-    std::array<char, 4096> buf{};
-    while (std::size_t n = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
-    const int status = pclose(pipe);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
-bool have(const std::string& path) { return ::access(path.c_str(), X_OK) == 0; }
-
-std::string which(const char* program) {
-    Shell s = shell(std::string("command -v ") + program);
-    if (s.exit_code != 0) return {};
-    while (!s.output.empty() && (s.output.back() == '\n' || s.output.back() == ' ')) s.output.pop_back();
-    return s.output;
-}
+bool have(const std::string& path) { return stacksage::testing::is_executable(path); }
 
 bool enough_cpus() { return sysconf(_SC_NPROCESSORS_ONLN) >= 2; }
 
@@ -288,8 +271,9 @@ TEST(LiveRuns, MpiHelpersStayServiceOnACrowdedNodeInEveryRun) {
         const auto report = record_and_report(dir, "OMP_NUM_THREADS=2", cmd);
         ASSERT_FALSE(report.is_discarded());
         for (const auto& p : report["nodes"][0]["processes"])
-            for (const auto& r : p["runtimes"])
+            for (const auto& r : p["runtimes"]) {
                 if (r["name"] == "PMIx" || r["name"] == "Open MPI") EXPECT_EQ(r["active"], 0) << p.dump();
+            }
         for (const auto& f : findings(report, "runtime-contention"))
             EXPECT_EQ(f["message"].get<std::string>().find("PMIx"), std::string::npos) << f.dump(1);
         EXPECT_EQ(findings(report, "overloaded-resources").size(), 1u) << report.dump(1);
