@@ -272,7 +272,9 @@ TEST(LiveRuns, MpiHelpersStayServiceOnACrowdedNodeInEveryRun) {
         ASSERT_FALSE(report.is_discarded());
         for (const auto& p : report["nodes"][0]["processes"])
             for (const auto& r : p["runtimes"]) {
-                if (r["name"] == "PMIx" || r["name"] == "Open MPI") EXPECT_EQ(r["active"], 0) << p.dump();
+                if (r["name"] == "PMIx" || r["name"] == "Open MPI") {
+                    EXPECT_EQ(r["active"], 0) << p.dump();
+                }
             }
         for (const auto& f : findings(report, "runtime-contention"))
             EXPECT_EQ(f["message"].get<std::string>().find("PMIx"), std::string::npos) << f.dump(1);
