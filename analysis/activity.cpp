@@ -39,12 +39,6 @@ void classify_whole_life(FlowView& flow, const ActivityOptions& options) {
     flow.service = !flow.starved;
 }
 
-// A point of a flow's CPU-time curve: by time t it had used cpu_ns.
-struct CpuReading {
-    std::int64_t t;
-    std::int64_t cpu_ns;  // -1: unknown
-};
-
 }  // namespace
 
 void classify_activity(FlowView& flow, const ActivityOptions& options) {
@@ -57,7 +51,8 @@ void classify_activity(FlowView& flow, const ActivityOptions& options) {
 
     // The awake stretches between waits, each with the CPU readings at its
     // bounds: a thread starts at 0, a wait records the CPU time at its
-    // start (and uses none while blocked), the end gives the total.
+    // start (and uses none while blocked), so does each pthread_create it
+    // made (at most one reading per ms), the end gives the total.
     const bool starts_at_zero = flow.kind != "discovered";
     const std::int64_t total_ns = flow.cpu_time_us < 0 ? -1 : flow.cpu_time_us * 1000;
     CpuReading from{flow.start_ns, starts_at_zero ? 0 : -1};
@@ -80,10 +75,21 @@ void classify_activity(FlowView& flow, const ActivityOptions& options) {
         else
             flow.busy.push_back({from.t, to.t, -1});
     };
+    // Readings taken as it created threads split the awake stretches further.
+    auto reading = flow.cpu_readings.begin();
+    auto read_until = [&](std::int64_t t) {
+        for (; reading != flow.cpu_readings.end() && reading->t < t; ++reading) {
+            if (reading->t <= from.t) continue;  // inside a wait, or out of order
+            add_stretch(*reading);
+            from = *reading;
+        }
+    };
     for (const TimeSpan& w : flow.waits) {
+        read_until(w.start_ns);
         add_stretch({w.start_ns, w.cpu_ns});
         from = {w.end_ns, w.cpu_ns};
     }
+    read_until(flow.end_ns);
     add_stretch({flow.end_ns, total_ns});
     // A flow alive for an instant (start == end) that counts as load keeps
     // that instant: the checks still see it.

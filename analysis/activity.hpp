@@ -61,9 +61,10 @@ struct ActivityOptions {
 // Activity is decided per interval, not for the whole life: flow.busy holds
 // the stretches in which the flow asked for a CPU. Recorded waits are never
 // busy; an awake stretch between two CPU readings (thread start, the start
-// of each wait, the end) of at least min_lifetime_ns is busy when its own
-// CPU share reached service_fraction, or when the flow was starved; shorter
-// stretches, and stretches without readings, follow the whole-life verdict.
+// of each wait, its pthread_create calls, the end) of at least
+// min_lifetime_ns is busy when its own CPU share reached service_fraction,
+// or when the flow was starved; shorter stretches, and stretches without
+// readings, follow the whole-life verdict.
 // So a main thread that computes alone and then waits in pthread_join for
 // one worker per core is load before the workers start, not beside them.
 // A service flow is one with no busy stretch.

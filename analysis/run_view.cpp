@@ -64,7 +64,8 @@ namespace {
 
 struct Keys {
     std::optional<AttrKey> pid, ppid, tid, rank, launcher, exe, end_how, utime, stime, nvcsw, nivcsw, run_delay, run_slices,
-        creator_module, mpi_init_ns, topology_source, job_restricted, wait_cpu_ns, cmdline, program_start_cpuset;
+        creator_module, mpi_init_ns, topology_source, job_restricted, wait_cpu_ns, cmdline, program_start_cpuset,
+        creator_tid, create_ns, creator_cpu_ns;
     std::optional<DataPathType> waited_for;
     explicit Keys(const Model& m)
         : pid(m.find_key(run_keys::pid)), ppid(m.find_key(run_keys::ppid)), tid(m.find_key(run_keys::tid)),
@@ -77,6 +78,8 @@ struct Keys {
           topology_source(m.find_key(run_keys::topology_source)), job_restricted(m.find_key(kJobRestrictedKey)),
           wait_cpu_ns(m.find_key(run_keys::wait_cpu_ns)), cmdline(m.find_key(run_keys::cmdline)),
           program_start_cpuset(m.find_key(run_keys::program_start_cpuset)),
+          creator_tid(m.find_key(run_keys::creator_tid)), create_ns(m.find_key(run_keys::create_ns)),
+          creator_cpu_ns(m.find_key(run_keys::creator_cpu_ns)),
           waited_for(m.find_datapath_type(run_keys::waited_for)) {}
 };
 
@@ -191,6 +194,35 @@ void read_waits(const Model& m, const Keys& k, FlowView& f) {
     });
 }
 
+// A thread's creator read its own CPU time as it created it: a reading of
+// the creator's curve (activity.hpp), found by the creator's tid among the
+// flows of the process alive then.
+void add_creator_readings(const Model& m, const Keys& k, RunView& view, const ProcessView& p) {
+    if (!k.creator_cpu_ns || !k.create_ns || !k.creator_tid) return;
+    std::unordered_map<std::int64_t, std::vector<std::uint32_t>> flows_of_tid;  // tids are reused
+    for (std::uint32_t child : p.flows) {
+        const ComponentId id = view.flows[child].id;
+        const auto cpu = m.get_int(id, *k.creator_cpu_ns);
+        const auto when = m.get_int(id, *k.create_ns);
+        const auto creator = m.get_int(id, *k.creator_tid);
+        if (!cpu || !when || !creator || *cpu < 0) continue;
+        if (flows_of_tid.empty())
+            for (std::uint32_t f : p.flows) flows_of_tid[view.flows[f].tid].push_back(f);
+        auto it = flows_of_tid.find(*creator);
+        if (it == flows_of_tid.end()) continue;
+        for (std::uint32_t f : it->second) {
+            FlowView& flow = view.flows[f];
+            if (*when < flow.start_ns || *when > flow.end_ns) continue;
+            flow.cpu_readings.push_back({*when, *cpu});
+            break;
+        }
+    }
+    for (std::uint32_t f : p.flows) {
+        auto& readings = view.flows[f].cpu_readings;
+        std::sort(readings.begin(), readings.end(), [](const CpuReading& a, const CpuReading& b) { return a.t < b.t; });
+    }
+}
+
 }  // namespace
 
 RunView build_run_view(const Model& model) { return build_run_view(model, ActivityOptions{}); }
@@ -281,10 +313,13 @@ RunView build_run_view(const Model& model, const ActivityOptions& activity) {
             }
             read_intervals(model, f);
             read_waits(model, k, f);
-            classify_activity(f, activity);
-            if (!f.service) p.placement |= f.placement;
             p.flows.push_back(static_cast<std::uint32_t>(view.flows.size()));
             view.flows.push_back(std::move(f));
+        }
+        add_creator_readings(model, k, view, p);
+        for (std::uint32_t f : p.flows) {
+            classify_activity(view.flows[f], activity);
+            if (!view.flows[f].service) p.placement |= view.flows[f].placement;
         }
         NodeView& node = view.nodes[p.node];
         (p.launcher ? node.launchers : node.processes).push_back(process_index);

@@ -39,6 +39,12 @@ struct TimeSpan {
     std::int64_t length_ns() const { return end_ns <= start_ns ? 0 : subtract_saturating(end_ns, start_ns); }
 };
 
+// A point of a flow's CPU-time curve: by time t it had used cpu_ns.
+struct CpuReading {
+    std::int64_t t = 0;
+    std::int64_t cpu_ns = -1;  // -1: unknown
+};
+
 struct FlowView {
     ComponentId id = kNoComponent;
     std::uint32_t process = 0;     // index into RunView::processes
@@ -58,6 +64,7 @@ struct FlowView {
     Cpuset placement;              // the mask held longest (see above); empty when never known
     Cpuset ran_on;                 // CPUs it was seen running on
     std::vector<TimeSpan> waits;   // recorded waits (pthread_join), in time order, inside its life
+    std::vector<CpuReading> cpu_readings;  // its CPU time read as it created threads, in time order, inside its life
     std::vector<TimeSpan> busy;    // when it asked for a CPU (activity.hpp); empty for service flows
     bool service = false;          // nearly idle for its lifetime (activity.hpp)
     bool starved = false;          // little CPU time, but it was waiting for a CPU, not idle (activity.hpp)

@@ -54,6 +54,8 @@ public:
             if (auto m = mask_field(doc, doc.root(), "cpuset")) t.masks.push_back({ev.t, std::move(*m)});
             if (auto cpu = doc.get_int("cpu"); cpu && *cpu >= 0) t.first_cpu = static_cast<int>(*cpu);
             t.pthread_handle = string_field(doc, "pthread");
+            t.create_t = doc.get_int("create_t").value_or(-1);
+            t.creator_cpu_ns = doc.get_int("creator_cpu_ns").value_or(-1);
             // A name given before the thread started waits under its pthread handle.
             if (auto handle = doc.get_string("pthread"))
                 if (auto it = pending_names_.find(std::string(*handle)); it != pending_names_.end()) {

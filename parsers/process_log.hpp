@@ -63,6 +63,8 @@ struct ThreadRecord {
     std::vector<MaskChange> masks;  // in time order; the first is the starting mask
     std::vector<WaitRecord> waits;  // in the order recorded
     std::string pthread_handle;     // from thread_start (hex); "" for the main thread
+    std::int64_t create_t = -1;       // when its creator called pthread_create; -1: unknown
+    std::int64_t creator_cpu_ns = -1;  // the creator's CPU time then; -1: not read
     int first_cpu = -1;             // the CPU it was seen on at its start; -1: unknown
     int last_cpu = -1;              // the CPU it was last seen on (at its end); -1: unknown
     bool is_main = false;

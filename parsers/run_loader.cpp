@@ -133,7 +133,7 @@ struct RunKeys {
     AttrKey pid, ppid, tid, rank, launcher, exe, cmdline, log, end_how, end_known, exit_status, utime, stime,
         nvcsw, nivcsw, run_delay, cpu_time_derived, cpu_time_at_exit, cgroup_cpuset, online_cpus, mpi_size,
         mpi_thread_level, mpi_init_ns, mpi_finalize_ns, seq, creator_tid, creator_module, start_module, attr_cpuset, last_cpu,
-        topology_source, job_restricted, logical_index_key, hwloc_hostname, run_slices;
+        topology_source, job_restricted, logical_index_key, hwloc_hostname, run_slices, create_ns, creator_cpu_ns;
     explicit RunKeys(Model& m)
         : pid(m.key(run_keys::pid)), ppid(m.key(run_keys::ppid)), tid(m.key(run_keys::tid)),
           rank(m.key(run_keys::rank)), launcher(m.key(run_keys::launcher)), exe(m.key(run_keys::exe)),
@@ -150,7 +150,8 @@ struct RunKeys {
           start_module(m.key(run_keys::start_module)), attr_cpuset(m.key(run_keys::attr_cpuset)),
           last_cpu(m.key(run_keys::last_cpu)), topology_source(m.key(run_keys::topology_source)),
           job_restricted(m.key(kJobRestrictedKey)), logical_index_key(keys::logical_index),
-          hwloc_hostname(m.key("HostName")), run_slices(m.key(run_keys::run_slices)) {}
+          hwloc_hostname(m.key("HostName")), run_slices(m.key(run_keys::run_slices)),
+          create_ns(m.key(run_keys::create_ns)), creator_cpu_ns(m.key(run_keys::creator_cpu_ns)) {}
 };
 
 // One process's logs (images before and after exec share the pid).
@@ -615,6 +616,10 @@ private:
         if (t.run_slices >= 0) m.set_attr(flow, k.run_slices, t.run_slices);
         if (t.cpu_time_at_exit) m.set_attr(flow, k.cpu_time_at_exit, std::int64_t{1});
         if (t.attr_cpuset) m.set_attr(flow, k.attr_cpuset, *t.attr_cpuset);
+        if (t.create_t >= 0 && t.creator_cpu_ns >= 0) {
+            m.set_attr(flow, k.create_ns, t.create_t);
+            m.set_attr(flow, k.creator_cpu_ns, t.creator_cpu_ns);
+        }
         if (!t.masks.empty()) m.set_attr(flow, keys::cpuset, t.masks.back().cpuset);
         ++run_.stats.flows;
         return flow;

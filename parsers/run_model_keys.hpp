@@ -69,6 +69,10 @@ inline constexpr std::string_view creator_tid = "creator_tid";
 inline constexpr std::string_view creator_module = "creator_module";  // path of the module that called pthread_create
 inline constexpr std::string_view start_module = "start_module";      // path of the module of the start routine
 inline constexpr std::string_view attr_cpuset = "attr_cpuset";        // mask from the pthread attributes
+// When the creator called pthread_create, and the creator's CPU time then
+// (a reading of the creator's CPU-time curve, at most one per ms per creator).
+inline constexpr std::string_view create_ns = "create_ns";
+inline constexpr std::string_view creator_cpu_ns = "creator_cpu_ns";
 inline constexpr std::string_view last_cpu = "last_cpu";
 // WaitedFor DataPaths (a user DataPath type, interned by name).
 inline constexpr std::string_view waited_for = "WaitedFor";

@@ -62,6 +62,7 @@ struct ThreadState {
     bool exiting = false;  // inside pthread_exit
     std::uint32_t seq = 0;
     std::uint64_t start_ns = 0;
+    std::uint64_t last_cpu_reading_ns = 0;  // when pthread_create last read this thread's CPU time
 };
 ThreadState& this_thread();
 

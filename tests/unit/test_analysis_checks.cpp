@@ -447,6 +447,36 @@ TEST(Activity, AMainThreadWaitingInJoinIsLoadOnlyBeforeItsWorkers) {
     }
 }
 
+// A thread pool's main thread waits on a condition variable, which the
+// recorder does not see; the CPU time it read as it created its workers
+// splits its life: busy before, idle after.
+TEST(Activity, ACreatorsCpuReadingSplitsItsLife) {
+    for (const bool reading : {true, false}) {
+        RunModelBuilder b;
+        b.add_node("n01", 2);
+        const ComponentId p = b.add_process({.host = "n01", .pid = 100});
+        b.add_flow(p, {.tid = 100, .main = true, .cpus = cpus("0-1"), .cpu_time_us = 2'010'000});
+        for (int w = 0; w < 2; ++w) {
+            const ComponentId f = b.add_flow(p, {.tid = 101 + w, .creator_module = "/opt/app/bin/app", .cpus = cpus("0-1"),
+                                                 .start_ns = 3'000'000'000, .end_ns = 11'000'000'000});
+            b.model().set_attr(f, b.model().key(run_keys::creator_tid), std::int64_t{100});
+            if (!reading) continue;
+            b.model().set_attr(f, b.model().key(run_keys::create_ns), std::int64_t{3'000'000'000});
+            b.model().set_attr(f, b.model().key(run_keys::creator_cpu_ns), std::int64_t{2'000'000'000});
+        }
+        const RunView v = build_run_view(b.model());
+        const AnalysisResult a = analyze(v);
+        if (!reading) {
+            EXPECT_NE(find(a.findings, "overloaded-resources"), nullptr);  // 20 % of its life: load throughout
+            continue;
+        }
+        ASSERT_EQ(v.flows[0].cpu_readings.size(), 2u);
+        ASSERT_EQ(v.flows[0].busy.size(), 1u);
+        EXPECT_EQ(v.flows[0].busy[0].end_ns, 3'000'000'000);
+        EXPECT_EQ(a.count(Severity::Warning), 0u) << a.findings.front().message;
+    }
+}
+
 // A stretch between two CPU readings is judged on its own: a main thread
 // that computed for a second and then waited (not in a recorded call) for
 // nine is load for that second. A starved flow's quiet stretch stays load.

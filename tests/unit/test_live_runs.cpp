@@ -170,6 +170,19 @@ TEST(LiveRuns, AMainThreadThatComputesThenJoinsOneWorkerPerCoreIsNoOverload) {
     EXPECT_EQ(check.exit_code, 0) << check.output;
 }
 
+// The same with the main thread waiting on a condition variable (as thread
+// pools do), which the recorder does not intercept: the CPU time it read as
+// it created the workers shows it stopped computing then.
+TEST(LiveRuns, AMainThreadThatWaitsOnAConditionVariableIsNoOverload) {
+    const std::string busy = kBin + "/examples/busy_threads";
+    REQUIRE_PROGRAM(busy);
+    stacksage::testing::TempDir dir;
+    const auto report = record_and_report(dir, "", "taskset -c 0,1 " + busy + " 2 0.5 0.5 cond");
+    ASSERT_FALSE(report.is_discarded());
+    EXPECT_TRUE(findings(report, "overloaded-resources").empty()) << report.dump(1);
+    EXPECT_EQ(report["summary"]["warnings"], 0) << report.dump(1);
+}
+
 // Over-subscription that starts when the workers do says so: main alone for
 // 0.4 s, then 4 workers on 2 cores for 0.6 s.
 TEST(LiveRuns, AnOverloadSaysWhenAndForHowLong) {
