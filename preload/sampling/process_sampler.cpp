@@ -16,6 +16,7 @@
 #include "preload/raw_syscall.hpp"
 #include "preload/recorder_threads.hpp"
 #include "preload/text.hpp"
+#include "preload/sampling/recorder_image.hpp"
 #include "preload/sampling/summary_writer.hpp"
 
 namespace stacksage::sampling {
@@ -201,6 +202,8 @@ bool sampler_start(const SamplerConfig& config, char* message, std::size_t messa
             msg.add("; ").add(backend_name(b)).add(": ").add(g_plan.of(b).reason);
     }
     if (g_usable == 0) return false;
+    // The recorder's own image: samples of its own accesses are dropped.
+    set_recorder_image(loaded_image_of(reinterpret_cast<const void*>(&sampler_start)));
 
     if (config.options.raw_file && config.raw_file_path != nullptr) {
         const int fd = ::open(config.raw_file_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);

@@ -131,6 +131,7 @@ void write_thread(LineFile& f, const ThreadSlot& s) {
     t.add(",\"throttled\":").add_uint(s.ring_stats.throttled).add(",\"corrupt\":").add_uint(s.ring_stats.corrupt);
     t.add(",\"oversize\":").add_uint(s.ring_stats.oversize).add(",\"decode_errors\":").add_uint(s.decode_errors);
     t.add(",\"dropped\":").add_uint(s.table.dropped()).add(",\"migrations\":").add_uint(s.migrations);
+    t.add(",\"recorder_samples\":").add_uint(s.recorder_samples);
     t.add(",\"error\":").add_json_string(s.events.error).add("}");
     f.end_line();
 

@@ -1,5 +1,7 @@
 #include "preload/sampling/thread_slot.hpp"
 
+#include "preload/sampling/recorder_image.hpp"
+
 #include <sched.h>
 #include <unistd.h>
 
@@ -82,6 +84,15 @@ struct SlotSink {
         }
         const EventKind kind = s.events.kind[e];
         ++s.event_samples[e];
+        // The recorder's own accesses (writing an event, its tables) are not
+        // the application's; where a thread runs (cpu-clock) stays the thread's.
+        if (kind != EventKind::CpuClock) {
+            const AddressRange own = recorder_image();
+            if (own.contains(rec.ip) || own.contains(rec.addr)) {
+                ++s.recorder_samples;
+                return;
+            }
+        }
         if (kind == EventKind::CpuClock) {
             if (s.last_cpu != 0xffffffffu && s.last_cpu != rec.cpu) ++s.migrations;
             s.last_cpu = rec.cpu;

@@ -48,6 +48,7 @@ struct ThreadSlot {
     // at the end the events' own counts tell (see account_unrecorded).
     std::uint64_t unrecorded = 0;
     std::uint64_t samples = 0;        // samples aggregated (all backends)
+    std::uint64_t recorder_samples = 0;  // taken in the recorder's own code or memory: dropped (recorder_image.hpp)
     std::uint32_t last_cpu = 0xffffffffu;
     std::uint64_t migrations = 0;     // consecutive cpu-clock samples on different CPUs
     PapiThreadCounters papi;

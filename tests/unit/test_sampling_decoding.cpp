@@ -12,6 +12,7 @@
 
 #include "preload/sampling/access_table.hpp"
 #include "preload/sampling/data_source.hpp"
+#include "preload/sampling/recorder_image.hpp"
 #include "preload/sampling/ring_reader.hpp"
 #include "preload/sampling/sample_record.hpp"
 #include "preload/sampling/thread_slot.hpp"
@@ -489,6 +490,50 @@ TEST(SamplingTable, AggregatesCountsWeightsAndHistograms) {
     EXPECT_EQ(total.find(dram)->count, 6u);
     EXPECT_EQ(total.find(dram)->histogram[9], 4u);
     EXPECT_EQ(total.total(), 2 * t.total());
+}
+
+// The recorder's own accesses (its code writing an event, its buffers) are
+// not the application's: a memory sample whose instruction or data address
+// lies in the recorder's image is counted apart and dropped; where the
+// thread ran (cpu-clock) is kept whatever code ran.
+TEST(SamplingSlot, SamplesOfTheRecordersOwnImageAreDropped) {
+    void* memory = std::calloc(1, thread_slot_bytes());
+    ThreadSlot* slot = construct_thread_slot(memory);
+    FakeRing ring(8192);
+    slot->events.mapping = memory;
+    slot->events.ring = ring.view();
+    slot->events.count = 2;
+    slot->events.id[0] = 100;
+    slot->events.kind[0] = EventKind::PageFault;
+    ASSERT_TRUE(slot->events.layout[0].configure(kMemType));
+    slot->events.id[1] = 200;
+    slot->events.kind[1] = EventKind::CpuClock;
+    ASSERT_TRUE(slot->events.layout[1].configure(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+                                                 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU));
+    const AddressRange saved = recorder_image();
+    set_recorder_image({0x7f0000000000, 0x7f0000100000});  // "the recorder's image"
+    const std::uint64_t inside = 0x7f0000001000, outside = 0x7e0000001000;
+    ring.write(mem_sample(100, inside, 1, 1, 1, outside, 0, 0, 0));   // the recorder's code touched memory
+    ring.write(mem_sample(100, outside, 1, 1, 2, inside, 0, 0, 0));   // the application touched... the recorder's buffer
+    ring.write(mem_sample(100, outside, 1, 1, 3, outside, 0, 0, 0));  // the application's own access
+    ring.write(RecordBuilder().u64(200).u64(inside).u32x2(1, 1).u64(4).u32x2(0, 0).finish(PERF_RECORD_SAMPLE));
+    slot->drain(nullptr);
+    set_recorder_image(saved);
+    EXPECT_EQ(slot->recorder_samples, 2u);
+    EXPECT_EQ(slot->samples, 2u) << "the application's page fault and the cpu-clock sample";
+    std::free(memory);
+}
+
+// The image of a loaded module spans its code and its data.
+TEST(SamplingSlot, TheLoadedImageOfAModuleHoldsItsCodeAndData) {
+    static int data_of_this_module = 1;
+    const AddressRange image = loaded_image_of(reinterpret_cast<const void*>(&construct_thread_slot));
+    ASSERT_LT(image.start, image.end);
+    EXPECT_TRUE(image.contains(reinterpret_cast<std::uint64_t>(&construct_thread_slot)));
+    EXPECT_TRUE(image.contains(reinterpret_cast<std::uint64_t>(&data_of_this_module)));
+    int on_the_stack = 0;
+    EXPECT_FALSE(image.contains(reinterpret_cast<std::uint64_t>(&on_the_stack)));
+    EXPECT_FALSE(loaded_image_of(&on_the_stack).contains(reinterpret_cast<std::uint64_t>(&on_the_stack)));
 }
 
 TEST(SamplingSlot, DrainsDecodesResolvesNodesAndAggregates) {
