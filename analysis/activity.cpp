@@ -1,8 +1,10 @@
 #include "analysis/activity.hpp"
 
+#include <cstdint>
 #include <map>
 
 #include "analysis/flow_refs.hpp"
+#include "core/saturating.hpp"
 
 namespace stacksage {
 
@@ -54,12 +56,15 @@ void classify_activity(FlowView& flow, const ActivityOptions& options) {
     // start (and uses none while blocked), so does each pthread_create it
     // made (at most one reading per ms), the end gives the total.
     const bool starts_at_zero = flow.kind != "discovered";
-    const std::int64_t total_ns = flow.cpu_time_us < 0 ? -1 : flow.cpu_time_us * 1000;
+    // A log may hold any figure: held at INT64_MAX rather than overflowing.
+    const std::int64_t total_ns = flow.cpu_time_us < 0                          ? -1
+                                  : flow.cpu_time_us > INT64_MAX / 1000 ? INT64_MAX
+                                                                        : flow.cpu_time_us * 1000;
     CpuReading from{flow.start_ns, starts_at_zero ? 0 : -1};
     auto add_stretch = [&](CpuReading to) {
         if (to.t <= from.t) return;
         bool busy = active;
-        const std::int64_t length = to.t - from.t;
+        const std::int64_t length = subtract_saturating(to.t, from.t);
         // A long enough stretch with both readings known is judged on its
         // own: a main thread that computed alone before it waited is load
         // then, even if its whole life is mostly waiting. A stretch under

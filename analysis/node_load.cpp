@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "core/saturating.hpp"
+
 namespace stacksage {
 
 namespace {
@@ -18,8 +20,15 @@ struct Event {
     std::uint32_t who;  // slot in placed_of, or in spans for the process sweep
 };
 
+// In time order; at one moment starts before ends, so that no count goes
+// below zero while a moment's events are applied (a flow busy for an
+// instant starts and ends at the same time). Time is only counted between
+// moments, so the order within one changes no duration.
 void sort_events(std::vector<Event>& events) {
-    std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.t < b.t; });
+    std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
+        if (a.t != b.t) return a.t < b.t;
+        return a.start > b.start;
+    });
 }
 
 // Time spent at each count of something (busy flows, processes): the
@@ -30,13 +39,13 @@ class LevelTimes {
 public:
     void add(std::size_t level, std::int64_t dt) {
         if (level >= time_at_.size()) time_at_.resize(level + 1, 0);
-        time_at_[level] += dt;
+        time_at_[level] = add_saturating(time_at_[level], dt);
     }
     void saw(std::size_t level) { highest_ = std::max(highest_, level); }
     std::size_t sustained_peak(std::int64_t threshold) const {
         std::int64_t at_least = 0;
         for (std::size_t level = time_at_.size(); level-- > 1;) {
-            at_least += time_at_[level];
+            at_least = add_saturating(at_least, time_at_[level]);
             if (at_least >= threshold && at_least > 0) return level;
         }
         return highest_;
@@ -62,8 +71,8 @@ struct DemandTrack {
     // Changes the demand by `delta` at time t.
     void change(std::int64_t t, double delta) {
         const bool was_over = demand > 1.0 + kEpsilon;
-        tenths.add(level_of(demand), t - since);
-        if (was_over) over_ns += t - since;
+        tenths.add(level_of(demand), subtract_saturating(t, since));
+        if (was_over) over_ns = add_saturating(over_ns, subtract_saturating(t, since));
         demand += delta;
         if (std::fabs(demand) < kEpsilon) demand = 0;
         tenths.saw(level_of(demand));
@@ -90,7 +99,7 @@ void measure_over_demand(NodeLoad& load, const std::vector<DemandTrack>& cpus, s
     std::int64_t covered_to = INT64_MIN;
     for (const TimeSpan& e : kept) {
         const std::int64_t from = std::max(e.start_ns, covered_to);
-        if (e.end_ns > from) load.over_demanded_ns += e.end_ns - from;
+        if (e.end_ns > from) load.over_demanded_ns = add_saturating(load.over_demanded_ns, subtract_saturating(e.end_ns, from));
         covered_to = std::max(covered_to, e.end_ns);
         if (load.first_over_demand_ns < 0) load.first_over_demand_ns = e.start_ns;
         load.last_over_demand_ns = std::max(load.last_over_demand_ns, e.end_ns);
@@ -115,8 +124,8 @@ Cpuset idle_cores(const NodeView& node, const Cpuset& reserved) {
 std::string describe_over_demand(const NodeLoad& load) {
     if (load.over_demanded_ns <= 0) return {};
     const std::int64_t run = load.run_ns();
-    const std::int64_t from = std::max<std::int64_t>(0, load.first_over_demand_ns - load.run_start_ns);
-    const std::int64_t to = std::max<std::int64_t>(0, load.last_over_demand_ns - load.run_start_ns);
+    const std::int64_t from = std::max<std::int64_t>(0, subtract_saturating(load.first_over_demand_ns, load.run_start_ns));
+    const std::int64_t to = std::max<std::int64_t>(0, subtract_saturating(load.last_over_demand_ns, load.run_start_ns));
     const std::string window = "from " + seconds(from) + " to " + seconds(to);
     if (run <= 0) return seconds(load.over_demanded_ns) + " (" + window + ")";
     const double percent = 100.0 * static_cast<double>(load.over_demanded_ns) / static_cast<double>(run);
@@ -198,7 +207,7 @@ NodeLoad compute_node_load(const RunView& view, std::uint32_t node_index, const 
     std::size_t alive = 0;
     for (std::size_t i = 0; i < flow_events.size();) {
         const std::int64_t t = flow_events[i].t;
-        if (i > 0) flows_at.add(alive, t - flow_events[i - 1].t);
+        if (i > 0) flows_at.add(alive, subtract_saturating(t, flow_events[i - 1].t));
         for (; i < flow_events.size() && flow_events[i].t == t; ++i) {
             const Event& e = flow_events[i];
             const Placed& placed = placed_of[e.who];
@@ -210,7 +219,7 @@ NodeLoad compute_node_load(const RunView& view, std::uint32_t node_index, const 
             alive = e.start ? alive + 1 : alive - 1;
             flows_at.saw(alive);
             std::size_t& mine = process_alive[placed.span];
-            process_flows_at[placed.span].add(mine, t - process_since[placed.span]);
+            process_flows_at[placed.span].add(mine, subtract_saturating(t, process_since[placed.span]));
             process_since[placed.span] = t;
             mine = e.start ? mine + 1 : mine - 1;
             process_flows_at[placed.span].saw(mine);
@@ -240,7 +249,7 @@ NodeLoad compute_node_load(const RunView& view, std::uint32_t node_index, const 
     alive = 0;
     for (std::size_t i = 0; i < process_events.size();) {
         const std::int64_t t = process_events[i].t;
-        if (i > 0) processes_at.add(alive, t - process_events[i - 1].t);
+        if (i > 0) processes_at.add(alive, subtract_saturating(t, process_events[i - 1].t));
         for (; i < process_events.size() && process_events[i].t == t; ++i) {
             const Event& e = process_events[i];
             for (unsigned cpu : spans[e.who].cpus) {
@@ -248,7 +257,7 @@ NodeLoad compute_node_load(const RunView& view, std::uint32_t node_index, const 
                 users[cpu] = e.start ? users[cpu] + 1 : users[cpu] - 1;
                 const bool is_shared = users[cpu] >= 2;
                 if (!was_shared && is_shared) shared_since[cpu] = t;
-                if (was_shared && !is_shared) shared_ns[cpu] += t - shared_since[cpu];
+                if (was_shared && !is_shared) shared_ns[cpu] = add_saturating(shared_ns[cpu], subtract_saturating(t, shared_since[cpu]));
             }
             alive = e.start ? alive + 1 : alive - 1;
             processes_at.saw(alive);

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "analysis/run_view.hpp"
+#include "core/saturating.hpp"
 
 namespace stacksage {
 
@@ -59,7 +60,7 @@ struct NodeLoad {
     std::int64_t last_over_demand_ns = -1;
     std::int64_t threshold_ns = 0;   // the threshold that applied
 
-    std::int64_t run_ns() const { return run_end_ns > run_start_ns ? run_end_ns - run_start_ns : 0; }
+    std::int64_t run_ns() const { return run_end_ns > run_start_ns ? subtract_saturating(run_end_ns, run_start_ns) : 0; }
 };
 
 // The load of node `node` (an index into view.nodes).

@@ -531,6 +531,24 @@ TEST(NodeLoad, AnOverloadSaysForHowLongAndWhen) {
     EXPECT_EQ(f->figure("over_demand_from_ms"), 4000);
 }
 
+// Flows busy for an instant (start == end: a thread seen only at one
+// moment) start and end at the same time: no count may go below zero.
+TEST(NodeLoad, InstantFlowsCountNothingAndBreakNothing) {
+    RunModelBuilder b;
+    b.add_node("n01", 2);
+    const ComponentId p = b.add_process({.host = "n01", .pid = 100});
+    b.add_flow(p, {.tid = 100, .main = true, .cpus = cpus("0")});
+    for (int i = 0; i < 5; ++i)
+        b.add_flow(p, {.tid = 101 + i, .creator_module = "/opt/app/bin/app", .cpus = cpus("1"),
+                       .start_ns = 1'000'000'000, .end_ns = 1'000'000'000});
+    const RunView v = build_run_view(b.model());
+    const NodeLoad load = compute_node_load(v, 0);
+    EXPECT_EQ(load.peak_flows, 1u);
+    EXPECT_TRUE(load.over_demanded.empty());
+    ASSERT_EQ(load.process_peak_flows.size(), 1u);
+    EXPECT_EQ(load.process_peak_flows[0].second, 1u);
+}
+
 // Over-demand under 1 % of the run (and 1 ms) in all is a moment, not an
 // over-subscription: no warning, and the peak is what was held that long.
 TEST(NodeLoad, AMomentaryOverDemandIsNotReported) {
