@@ -747,16 +747,20 @@ private:
         Model& m = run_.model;
         const DataPathType type = m.datapath_type(run_keys::waited_for);
         const AttrKey cpu_key = m.key(run_keys::wait_cpu_ns);
+        // Threads by handle, built on the first wait that needs it.
+        std::unordered_map<std::string_view, std::vector<const ThreadRecord*>> by_handle;
         auto target_of = [&](const WaitRecord& w) -> ComponentId {
             if (w.target_tid > 0)
                 if (auto it = flow_of_tid.find(w.target_tid); it != flow_of_tid.end()) return it->second;
-            const ThreadRecord* best = nullptr;
-            if (!w.target_pthread.empty())
+            if (w.target_pthread.empty()) return process;
+            if (by_handle.empty())
                 for (const ProcessImage& im : images)
                     for (const ThreadRecord& t : im.threads)
-                        if (t.pthread_handle == w.target_pthread && t.start_t <= w.begin_t &&
-                            (!best || t.start_t > best->start_t))
-                            best = &t;
+                        if (!t.pthread_handle.empty()) by_handle[t.pthread_handle].push_back(&t);
+            const ThreadRecord* best = nullptr;
+            if (auto it = by_handle.find(w.target_pthread); it != by_handle.end())
+                for (const ThreadRecord* t : it->second)
+                    if (t->start_t <= w.begin_t && (!best || t->start_t > best->start_t)) best = t;
             if (best)
                 if (auto it = flow_of_tid.find(best->tid); it != flow_of_tid.end()) return it->second;
             return process;

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "analysis/analyzer.hpp"
 #include "core/snapshot.hpp"
 #include "parsers/hwloc_loader.hpp"
@@ -295,6 +297,56 @@ TEST(RunLoader, TheRecordersDrainThreadIsNoFlow) {
     EXPECT_EQ(*m.get_int(flows[0], *m.find_key(run_keys::utime_us)), 9'000'000);
     const AnalysisResult a = analyze(r.model);
     for (const Finding& f : a.findings) EXPECT_NE(f.code, "overloaded-resources") << f.message;
+}
+
+// pthread_join waits become WaitedFor paths to the thread waited for (by
+// its tid, or by its pthread handle when it had ended before the wait), and
+// the main thread that waits for its 2 workers is not load beside them.
+TEST(RunLoader, JoinWaitsBecomeWaitedForPathsAndAreNotLoad) {
+    for (const bool joins : {true, false}) {
+        SCOPED_TRACE(joins ? "with its joins" : "without");
+        TempDir dir;
+        SyntheticRun run(dir.path());
+        run.write_run_json(R"(["./app"])");
+        run.add_host("n01", "pack:1 core:2 pu:1");
+        // The main thread computes alone from 1 s to 3 s, then 2 workers until 11 s.
+        SyntheticProcess p = busy_process("n01", 100, -1, 3, "0-1");
+        p.main_cpu_time_us = 2'000'000;
+        for (SyntheticThread& t : p.threads) t.start_ns = 3'000'000'000;
+        std::string text = event_log_text(p);
+        if (joins) {
+            const std::size_t at = text.find("{\"v\":1,\"ev\":\"process_end\"");
+            ASSERT_NE(at, std::string::npos);
+            const std::string handle = fmt::format("0x7f{:x}", p.threads[0].tid);
+            text.insert(at, R"({"v":1,"ev":"join","t":10999000000,"pid":100,"tid":100,"api":"pthread_join",)"
+                            R"("target_pthread":")" + handle + R"(","begin_t":3000500000,"cpu_ns":2000000000,"rc":0})"
+                            "\n"
+                            R"({"v":1,"ev":"join","t":10999500000,"pid":100,"tid":100,"api":"pthread_join",)"
+                            R"("target_pthread":"0x1","target_tid":)" + std::to_string(p.threads[1].tid) +
+                            R"(,"begin_t":10999000000,"rc":0})"
+                            "\n");
+        }
+        SyntheticRun::write_file(run.add_process(p), text);
+        LoadedRun r = load(dir);
+        const Model& m = r.model;
+        const auto flows = m.children(m.components_of_type(ComponentType::Process).front());
+        ASSERT_EQ(flows.size(), 3u);
+        const AnalysisResult a = analyze(r.model);
+        bool overloaded = false;
+        for (const Finding& f : a.findings) overloaded = overloaded || f.code == "overloaded-resources";
+        if (!joins) {
+            EXPECT_TRUE(overloaded) << "the main thread looks busy all along: " << text_of(r, a);
+            continue;
+        }
+        const auto type = m.find_datapath_type(run_keys::waited_for);
+        ASSERT_TRUE(type);
+        std::vector<std::int64_t> targets;
+        for (DataPathId dp : m.datapaths(flows[0], *type, Direction::Out)) targets.push_back(m.os_index(m.target(dp)));
+        std::sort(targets.begin(), targets.end());
+        EXPECT_EQ(targets, (std::vector<std::int64_t>{p.threads[0].tid, p.threads[1].tid}));
+        EXPECT_FALSE(overloaded) << text_of(r, a);
+        EXPECT_EQ(a.count(Severity::Warning), 0u) << text_of(r, a);
+    }
 }
 
 // A thread only seen in a snapshot has no CPU time: the main thread's, the
