@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 
 #include "preload/caller_module.hpp"
+#include "preload/known_mask.hpp"
 #include "preload/real_functions.hpp"
 #include "preload/thread_registry.hpp"
 #include "preload/tracer.hpp"
@@ -86,6 +87,7 @@ using namespace stacksage::preload;
 #define STACKSAGE_EXPORT extern "C" __attribute__((visibility("default")))
 
 STACKSAGE_EXPORT int sched_setaffinity(pid_t pid, size_t size, const cpu_set_t* mask) {
+    AffinityChangeScope change;  // traced or not: cached masks go stale
     auto real_set = real::sched_setaffinity();
     if (real_set == nullptr || !tracing_ready()) {
         if (real_set != nullptr) return real_set(pid, size, mask);
@@ -114,6 +116,7 @@ STACKSAGE_EXPORT int sched_setaffinity(pid_t pid, size_t size, const cpu_set_t* 
 }
 
 STACKSAGE_EXPORT int pthread_setaffinity_np(pthread_t thread, size_t size, const cpu_set_t* mask) {
+    AffinityChangeScope change;
     auto real_set = real::pthread_setaffinity_np();
     if (real_set == nullptr) return ENOSYS;
     if (!tracing_ready()) return real_set(thread, size, mask);
@@ -150,7 +153,7 @@ STACKSAGE_EXPORT long syscall(long number, ...) {
     long a6 = va_arg(ap, long);
     va_end(ap);
     auto real_syscall = real::syscall();
-    if (number != SYS_sched_setaffinity || real_syscall == nullptr || !tracing_ready()) {
+    auto pass_through = [&]() -> long {
         if (real_syscall != nullptr) return real_syscall(number, a1, a2, a3, a4, a5, a6);
         long rc = raw::syscall6(number, a1, a2, a3, a4, a5, a6);
         if (rc < 0 && rc > -4096) {
@@ -158,7 +161,10 @@ STACKSAGE_EXPORT long syscall(long number, ...) {
             return -1;
         }
         return rc;
-    }
+    };
+    if (number != SYS_sched_setaffinity) return pass_through();
+    AffinityChangeScope change;  // traced or not: cached masks go stale
+    if (real_syscall == nullptr || !tracing_ready()) return pass_through();
     const auto ra = reinterpret_cast<std::uintptr_t>(__builtin_return_address(0));
     AffinityCall call;
     {

@@ -17,9 +17,12 @@ namespace stacksage::preload {
 struct CpuMask {
     static constexpr std::size_t kWords = 64;
     static constexpr std::size_t kBytes = kWords * 8;
-    std::uint64_t words[kWords];  // only [0, used_words) is meaningful
+    // The small fields first: with a mask of up to 448 CPUs, they and the
+    // words in use share one cache line (a launch slot's masks cross from
+    // the creating core to the new thread's).
     unsigned used_words = 0;
     bool valid = false;  // false: unknown (the read failed or nothing was given)
+    std::uint64_t words[kWords];  // only [0, used_words) is meaningful
 
     void clear() {
         used_words = 0;

@@ -39,6 +39,11 @@ public:
     void null();
     void hex(std::uintptr_t v);     // "0x7f..." as a string
     void mask(const CpuMask& m);    // "0-3,8" as a string; null when unknown
+    // A value already in JSON form (a string with its quotes, escaped).
+    void json_value(const char* text, std::size_t n) {
+        before_value();
+        put(text, n);
+    }
 
     // Shorthands: key + value.
     void field(const char* name, const char* s) { key(name); str(s); }

@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "preload/json_line.hpp"
 #include "preload/raw_syscall.hpp"
 
 namespace stacksage::preload {
@@ -96,10 +97,26 @@ int ModuleTable::on_object(::dl_phdr_info* info, std::size_t, void* self_ptr) {
     std::memcpy(stored, name, len + 1);
     self->pool_used_ += len + 1;
 
+    // Escaping can multiply the length by six (\u00XX); a path that does
+    // not fit then is written escaped at each use instead.
+    const char* json = nullptr;
+    std::size_t json_len = 0;
+    if (std::size_t room = kPoolBytes - self->pool_used_; room > 6 * len + 3) {
+        JsonLine quoted(self->pool_ + self->pool_used_, room);
+        quoted.str(stored, len);
+        if (!quoted.overflowed()) {
+            json = quoted.data();
+            json_len = quoted.size();
+            self->pool_used_ += json_len;
+        }
+    }
+
     Module& m = self->modules_[n];
     m.start = lo;
     m.end = hi;
     m.path = stored;
+    m.json = json;
+    m.json_len = json_len;
     m.skip = is_pass_through_library(stored);
     self->count_.store(n + 1, std::memory_order_release);  // publish the finished entry
     return 0;

@@ -20,6 +20,10 @@ namespace stacksage::preload {
 struct Module {
     std::uintptr_t start = 0, end = 0;  // lowest and one past the highest PT_LOAD byte
     const char* path = nullptr;         // absolute where the loader knows it
+    // The path as a JSON string, quotes and escapes included, made once:
+    // every thread_start writes two module paths.
+    const char* json = nullptr;
+    std::size_t json_len = 0;
     bool skip = false;                  // glibc, libstdc++, the loader, libgcc_s, us:
                                         // never the "creator" of a thread
 };

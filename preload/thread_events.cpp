@@ -2,9 +2,10 @@
 // through libstdc++), thread start and end, pthread_exit, thread names.
 //
 // The creating thread works out who created the thread (module of the
-// caller and of the start routine) and the affinity requested in the
-// attributes; the new thread writes everything as one thread_start line
-// together with the mask it really has, so a creation costs one write.
+// caller and of the start routine), the affinity requested in the
+// attributes and, when they request none, its own mask, which the new thread
+// inherits (known_mask.hpp); the new thread writes everything as one
+// thread_start line, so a creation costs one write and no system call.
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -13,6 +14,7 @@
 #include <atomic>
 
 #include "preload/caller_module.hpp"
+#include "preload/known_mask.hpp"
 #include "preload/module_table.hpp"
 #include "preload/real_functions.hpp"
 #include "preload/recorder_threads.hpp"
@@ -30,7 +32,7 @@ namespace {
 // What the creator hands to the new thread. Slots come from a fixed pool:
 // no allocation on the creation path, and a full pool only means that
 // creation runs untraced (counted in process_end).
-struct Launch {
+struct alignas(64) Launch {
     std::atomic<int> busy{0};
     void* (*start)(void*) = nullptr;
     void* arg = nullptr;
@@ -40,6 +42,10 @@ struct Launch {
     std::uint64_t create_ns = 0;
     std::int64_t creator_cpu_ns = -1;  // the creator's CPU time at create_ns; -1: not read
     CpuMask attr_mask;  // valid only when the attributes carried a mask
+    // Without attr_mask: the creator's mask, which the new thread inherits,
+    // valid at mask_generation (known_mask.hpp).
+    CpuMask inherited_mask;
+    std::uint32_t mask_generation = 0;
 };
 
 // The creator's CPU time is read at most this often per thread: a reading
@@ -51,18 +57,31 @@ constexpr std::uint64_t kCreatorCpuReadingInterval = 1'000'000;
 constexpr std::size_t kLaunchSlots = 512;
 constinit Launch g_launches[kLaunchSlots];
 constinit std::atomic<std::size_t> g_next_launch{0};
+// The slot released last, tried first: a program that creates and joins
+// threads one after the other reuses one slot whose lines are still in the
+// caches, instead of cycling through 512 slots (over 500 KB) that are cold.
+constinit std::atomic<std::size_t> g_last_released{0};
+
+bool try_take(Launch& l) {
+    int expected = 0;
+    return l.busy.compare_exchange_strong(expected, 1, std::memory_order_acquire);
+}
 
 Launch* acquire_launch() {
+    Launch& recent = g_launches[g_last_released.load(std::memory_order_relaxed)];
+    if (recent.busy.load(std::memory_order_relaxed) == 0 && try_take(recent)) return &recent;
     std::size_t first = g_next_launch.fetch_add(1, std::memory_order_relaxed);
     for (std::size_t i = 0; i < kLaunchSlots; ++i) {
         Launch& l = g_launches[(first + i) % kLaunchSlots];
-        int expected = 0;
-        if (l.busy.compare_exchange_strong(expected, 1, std::memory_order_acquire)) return &l;
+        if (try_take(l)) return &l;
     }
     return nullptr;
 }
 
-void release_launch(Launch* l) { l->busy.store(0, std::memory_order_release); }
+void release_launch(Launch* l) {
+    l->busy.store(0, std::memory_order_release);
+    g_last_released.store(static_cast<std::size_t>(l - g_launches), std::memory_order_relaxed);
+}
 
 // glibc reports "no affinity in these attributes" as a mask with every bit set.
 bool read_attr_mask(const pthread_attr_t* attr, CpuMask& mask) {
@@ -81,7 +100,9 @@ bool read_attr_mask(const pthread_attr_t* attr, CpuMask& mask) {
 
 void add_module(JsonLine& line, const char* key, const Module* m) {
     line.key(key);
-    if (m != nullptr)
+    if (m != nullptr && m->json != nullptr)
+        line.json_value(m->json, m->json_len);
+    else if (m != nullptr)
         line.str(m->path);
     else
         line.null();
@@ -209,9 +230,20 @@ extern "C" void stacksage_thread_begin(void* launch, void* (**start)(void*), voi
     register_thread(static_cast<std::uintptr_t>(pthread_self()), t.tid, t.start_ns);
     if (process().state.load(std::memory_order_acquire) == static_cast<int>(TracerState::Ready)) {
         RecorderScope scope;
-        CpuMask mask;
-        mask.read_thread(0);
-        // The slot is read in place (no copy of its mask onto this young
+        // The mask it inherited, as its creator knew it; read from the kernel
+        // when the attributes set one (the kernel intersects it with the
+        // cgroup's cpuset) or an affinity call came in between.
+        const CpuMask* start_mask = &l->inherited_mask;
+        CpuMask read;
+        if (!l->inherited_mask.valid || l->mask_generation != affinity_generation()) {
+            const std::uint32_t generation = affinity_generation();
+            read.read_thread(0);
+            remember_own_mask(read, generation);
+            start_mask = &read;
+        } else {
+            remember_own_mask(l->inherited_mask, l->mask_generation);
+        }
+        // The slot is read in place (no copy of its masks onto this young
         // stack) and released once the line is written.
         write_event("thread_start", [&](JsonLine& line) {
             line.field_u("seq", t.seq);
@@ -227,7 +259,7 @@ extern "C" void stacksage_thread_begin(void* launch, void* (**start)(void*), voi
             line.field_u("create_t", l->create_ns);
             if (l->creator_cpu_ns >= 0) line.field("creator_cpu_ns", l->creator_cpu_ns);
             if (l->attr_mask.valid) line.field_mask("attr_cpuset", l->attr_mask);
-            line.field_mask("cpuset", mask);
+            line.field_mask("cpuset", *start_mask);
             line.field("cpu", static_cast<std::int64_t>(sched_getcpu()));
         });
     }
@@ -282,7 +314,10 @@ STACKSAGE_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* att
         // A return address points just past the call; look up the call itself.
         l->creator = creator_module(return_address - 1);
         l->start_module = modules().find(reinterpret_cast<std::uintptr_t>(start));
-        read_attr_mask(attr, l->attr_mask);
+        if (read_attr_mask(attr, l->attr_mask))
+            l->inherited_mask.clear();
+        else
+            l->mask_generation = own_mask(l->inherited_mask);
     }
     int rc = real_create(thread, attr, &stacksage_thread_trampoline, l);
     if (rc != 0) {
