@@ -44,9 +44,13 @@ void record_join(const char* api, pthread_t thread, int target_tid, std::uint64_
     });
 }
 
-// The joined thread's tid while it still runs (it unregisters at its end);
-// 0 when it had ended already: the reader then finds it by its handle.
+// The joined thread's tid while it still runs; 0 when it had ended already:
+// the reader then finds it by its handle. Read from glibc's descriptor of
+// the thread (a line the creator's clone wrote) rather than the registry,
+// whose slot the new thread wrote on another core: every join pays this,
+// and a cache line fetched from another core is most of its cost.
 int tid_of(pthread_t thread) {
+    if (const int tid = tid_in_descriptor(thread); tid >= 0) return tid;
     if (!tracing_ready()) return 0;
     RecorderScope scope;
     const int tid = find_thread_tid(static_cast<std::uintptr_t>(thread));

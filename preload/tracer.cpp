@@ -143,6 +143,15 @@ int read_own_tid() {
     return real;
 }
 
+int tid_in_descriptor(pthread_t thread) {
+    if (!g_tid_offset_confirmed.load(std::memory_order_acquire)) return -1;
+    const int offset = g_tid_offset.load(std::memory_order_relaxed);
+    if (offset == 0) return -1;
+    // The kernel writes the field (clone, exit): read it as a whole int.
+    return __atomic_load_n(reinterpret_cast<const int*>(reinterpret_cast<const char*>(thread) + offset),
+                           __ATOMIC_RELAXED);
+}
+
 std::uint64_t monotonic_ns() {
     struct timespec ts{};
     clock_gettime(CLOCK_MONOTONIC, &ts);

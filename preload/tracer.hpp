@@ -8,6 +8,7 @@
 // sched_setaffinity during topology discovery, for instance).
 #pragma once
 
+#include <pthread.h>
 #include <sys/time.h>
 
 #include <atomic>
@@ -71,6 +72,11 @@ ThreadState& this_thread();
 // with gettid() otherwise: a system call less on every thread's start.
 int read_own_tid();
 void find_tid_in_thread_descriptor();
+// Another thread's tid from its descriptor, once the layout is confirmed:
+// 0 once it has ended (the kernel clears the field at exit), -1 when the
+// layout is not known. `thread` must be a handle the caller may use (one it
+// is about to join), as glibc itself reads the same descriptor.
+int tid_in_descriptor(pthread_t thread);
 
 inline int current_tid() {
     ThreadState& t = this_thread();
