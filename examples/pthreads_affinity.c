@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static int first_cpu, last_cpu;
 static pthread_barrier_t bound;
@@ -20,6 +21,9 @@ static void* binds_itself(void* unused) {
     if (sched_setaffinity(0, sizeof one, &one) != 0) perror("sched_setaffinity");
     pthread_barrier_wait(&bound); /* main re-binds us now */
     pthread_barrier_wait(&bound);
+    /* Long enough that the recorder's thread_end carries its CPU time and
+     * end mask: threads under a millisecond go without them. */
+    usleep(3000);
     return NULL;
 }
 

@@ -66,13 +66,18 @@ public:
             ThreadRecord& t = thread_or_discover(ev.tid, ev.t);
             t.end_t = ev.t;
             t.end_how = string_field(doc, "how");
-            t.utime_us = doc.get_int("utime_us").value_or(-1);
-            t.stime_us = doc.get_int("stime_us").value_or(-1);
+            t.short_lived = doc.get_bool("short_lived").value_or(false);
+            // A short thread's end has no CPU time: one read at the
+            // process's exit, when it came first, stays.
+            if (!(t.short_lived && t.cpu_time_at_exit)) {
+                t.utime_us = doc.get_int("utime_us").value_or(-1);
+                t.stime_us = doc.get_int("stime_us").value_or(-1);
+                t.run_delay_ns = doc.get_int("run_delay_ns").value_or(-1);
+                t.run_slices = doc.get_int("run_slices").value_or(-1);
+                t.cpu_time_at_exit = false;
+            }
             t.nvcsw = doc.get_int("nvcsw").value_or(-1);
             t.nivcsw = doc.get_int("nivcsw").value_or(-1);
-            t.run_delay_ns = doc.get_int("run_delay_ns").value_or(-1);
-            t.run_slices = doc.get_int("run_slices").value_or(-1);
-            t.cpu_time_at_exit = false;
             if (auto cpu = doc.get_int("cpu"); cpu && *cpu >= 0) t.last_cpu = static_cast<int>(*cpu);
         } else if (ev.name == "join") {
             on_join(ev);

@@ -59,6 +59,10 @@ struct ThreadRecord {
     // thread was never joined): utime_us holds user + system time, stime_us
     // is 0, and the context switches are unknown.
     bool cpu_time_at_exit = false;
+    // thread_end said "short_lived": it ended within a millisecond of its
+    // start, and the recorder skipped its CPU time, context switches and
+    // end mask (docs/event-log.md); its figures are bounded by that life.
+    bool short_lived = false;
     std::optional<Cpuset> attr_cpuset;
     std::vector<MaskChange> masks;  // in time order; the first is the starting mask
     std::vector<WaitRecord> waits;  // in the order recorded

@@ -109,6 +109,10 @@ struct OtherThreadsTotals {
         // other's time as the main thread's (an upper bound), where treating
         // it as unknown lost the main thread's time in every MPI run.
         if (t.discovered && t.utime_us < 0 && t.nvcsw < 0) return;
+        // A thread that lived under a millisecond has no figures either
+        // (the recorder skips reading them): the same choice, at a price of
+        // at most that millisecond and a few switches per such thread.
+        if (t.short_lived && t.utime_us < 0 && t.nvcsw < 0) return;
         if (t.utime_us >= 0 && t.stime_us >= 0)
             cpu_us = add_saturating(cpu_us, add_saturating(t.utime_us, t.stime_us));
         else

@@ -130,6 +130,16 @@ bool run_delay_is_wanted(std::int64_t cpu_ns, std::uint64_t start_ns, std::uint6
     return cpu_ns < 0 || static_cast<std::uint64_t>(cpu_ns) < (end_ns - start_ns) / 2;
 }
 
+// Threads that lived less than this skip the end-of-life mask re-read and
+// getrusage (docs/event-log.md, thread_end): two system calls that cost
+// about 0.5 us on the development VM, where an empty thread's create+join
+// costs 11-17 us (docs/PERFORMANCE.md). Nothing is lost the analyzer uses:
+// it counts flows under 20 ms as active whatever their CPU time
+// (ActivityOptions::min_lifetime_ns), a mask change through an intercepted
+// call is in its own affinity line, and one behind our back within a
+// millisecond of a thread's start is the one case left unseen.
+constexpr std::uint64_t kShortThreadNs = 1'000'000;
+
 void write_thread_end(const char* how) {
     ThreadState& t = this_thread();
     if (t.ended) return;
@@ -137,15 +147,22 @@ void write_thread_end(const char* how) {
     sampling_thread_end();  // drains and closes this thread's events while it still exists
     RecorderScope scope;
     unregister_thread(static_cast<std::uintptr_t>(pthread_self()));
-    CpuMask mask;
-    mask.read_thread(0);
-    struct rusage ru{};
-    const bool have_usage = raw::getrusage(RUSAGE_THREAD, &ru) == 0;
     const std::uint64_t end_ns = monotonic_ns();
+    const bool short_lived = t.start_ns != 0 && end_ns - t.start_ns < kShortThreadNs;
+    CpuMask mask;
+    struct rusage ru{};
+    bool have_usage = false;
+    if (!short_lived) {
+        mask.read_thread(0);
+        have_usage = raw::getrusage(RUSAGE_THREAD, &ru) == 0;
+    }
     write_event("thread_end", [&](JsonLine& line) {
         line.field("how", how);
         if (t.traced) line.field_u("seq", t.seq);
-        line.field_mask("cpuset", mask);
+        if (short_lived)
+            line.field_bool("short_lived", true);
+        else
+            line.field_mask("cpuset", mask);
         line.field("cpu", static_cast<std::int64_t>(sched_getcpu()));
         if (have_usage) {
             line.field("utime_us", microseconds(ru.ru_utime));

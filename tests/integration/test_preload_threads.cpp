@@ -99,8 +99,16 @@ TEST(PreloadThreads, PthreadsWithExplicitAffinity) {
     for (const auto& e : ends) {
         EXPECT_EQ(e["how"], "return");
         EXPECT_GE(e["cpu"].get<int>(), 0);
-        EXPECT_TRUE(e.contains("utime_us") && e.contains("nvcsw") && e.contains("nivcsw"));
+        // A thread that ended within a millisecond of its start says so and
+        // has no CPU time, switches or end mask (the recorder skips those
+        // reads: docs/event-log.md). The thread bound by its attributes
+        // returns at once and is usually one; the one that binds itself
+        // lives 3 ms and never is.
+        const bool short_lived = e.value("short_lived", false);
+        EXPECT_EQ(e.contains("utime_us") && e.contains("nvcsw") && e.contains("nivcsw") && e.contains("cpuset"),
+                  !short_lived);
         if (e["tid"] == a_tid) {
+            EXPECT_FALSE(short_lived);
             EXPECT_EQ(cpuset_of(e["cpuset"]), both);
         }
     }
