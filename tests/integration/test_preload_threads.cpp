@@ -120,6 +120,32 @@ TEST(PreloadThreads, PthreadsWithExplicitAffinity) {
     EXPECT_EQ((*end)["threads_untraced"], 0);
 }
 
+// A new thread's starting mask is its creator's as the recorder knows it
+// (no system call in the new thread); each affinity call must refresh it.
+TEST(PreloadThreads, ANewThreadStartsWithItsCreatorsLatestMask) {
+    TempDir out;
+    RunResult r = run_example(out, {example("inherited_affinity")});
+    ASSERT_EQ(r.exit_code(), 0) << r.err;
+    auto logs = read_logs(out.path());
+    ASSERT_EQ(logs.size(), 1u) << describe(logs);
+    const ProcessLog& log = logs[0];
+    expect_well_formed(log);
+    const Cpuset allowed = own_affinity();
+    const unsigned first = *allowed.first();
+    unsigned last = first;
+    for (unsigned c : allowed) last = c;
+    Cpuset first_only, last_only;
+    first_only.set(first);
+    last_only.set(last);
+
+    auto starts = log.all("thread_start");
+    ASSERT_EQ(starts.size(), 3u);
+    EXPECT_EQ(cpuset_of(starts[0]["cpuset"]), allowed);
+    EXPECT_EQ(cpuset_of(starts[1]["cpuset"]), last_only);
+    EXPECT_EQ(cpuset_of(starts[2]["cpuset"]), first_only);
+    EXPECT_EQ(log.all("affinity").size(), 2u);
+}
+
 TEST(PreloadThreads, StdThreadIsCreatedByTheApplicationNotLibstdcxx) {
     TempDir out;
     RunResult r = run_example(out, {example("std_threads")});
