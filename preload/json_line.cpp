@@ -49,24 +49,6 @@ void JsonLine::close_array() {
     put(']');
 }
 
-void JsonLine::key(const char* name) {
-    if (depth_ > 0) {
-        if (has_items_[depth_ - 1]) put(',');
-        has_items_[depth_ - 1] = true;
-    }
-    std::size_t n = __builtin_strlen(name);
-    if (len_ + n + 4 > cap_) {
-        overflow_ = true;
-        return;
-    }
-    buf_[len_++] = '"';
-    __builtin_memcpy(buf_ + len_, name, n);
-    len_ += n;
-    buf_[len_++] = '"';
-    buf_[len_++] = ':';
-    after_key_ = true;
-}
-
 void JsonLine::str(const char* s) {
     std::size_t n = 0;
     if (s != nullptr)
