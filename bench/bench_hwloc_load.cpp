@@ -9,10 +9,15 @@
 //   checks/<file>      : check_hwloc_xml_text alone (what runs before hwloc)
 //   convert/<file>     : add_hwloc_topology alone, from an hwloc topology
 //                        loaded once (our conversion into the model)
+//   paired/<file>      : hwloc alone and load_hwloc_xml alternately, each
+//                        timed, so both see the same moments of a noisy
+//                        machine; reports the ratio of their medians
 // All report seconds_per_component (time / components of our model).
 #include <benchmark/benchmark.h>
 #include <hwloc.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -50,6 +55,51 @@ void hwloc_only(benchmark::State& state, std::string path, double components) {
         hwloc_topology_destroy(t);
     }
     report_per_component(state, components);
+}
+
+void load_with_hwloc_alone(const std::string& path) {
+    hwloc_topology_t t;
+    hwloc_topology_init(&t);
+    hwloc_topology_set_all_types_filter(t, HWLOC_TYPE_FILTER_KEEP_ALL);
+    hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_NONE);
+    hwloc_topology_set_xml(t, path.c_str());
+    hwloc_topology_load(t);
+    benchmark::DoNotOptimize(hwloc_topology_get_depth(t));
+    hwloc_topology_destroy(t);
+}
+
+double median_of(std::vector<double>& v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// One iteration: a load by hwloc alone and one by load_hwloc_xml, in
+// alternating order. Rows run one after the other see different moments of
+// a shared machine (a row moves by up to 7% between runs); pairs do not.
+void paired(benchmark::State& state, std::string path, double components) {
+    using Clock = std::chrono::steady_clock;
+    std::vector<double> alone, ours;
+    bool ours_first = false;
+    for (auto _ : state) {
+        for (int k = 0; k < 2; ++k) {
+            const bool run_ours = (k == 0) == ours_first;
+            const auto start = Clock::now();
+            if (run_ours) {
+                auto model = load_hwloc_xml(path);
+                benchmark::DoNotOptimize(model.ok());
+            } else {
+                load_with_hwloc_alone(path);
+            }
+            const double ns = std::chrono::duration<double, std::nano>(Clock::now() - start).count();
+            (run_ours ? ours : alone).push_back(ns);
+        }
+        ours_first = !ours_first;
+    }
+    const double alone_ns = median_of(alone), ours_ns = median_of(ours);
+    state.counters["components"] = components;
+    state.counters["hwloc_alone_us_per_component"] = alone_ns / components / 1000;
+    state.counters["stacksage_us_per_component"] = ours_ns / components / 1000;
+    state.counters["ratio"] = alone_ns > 0 ? ours_ns / alone_ns : 0;
 }
 
 void stacksage_load(benchmark::State& state, std::string path, double components) {
@@ -115,6 +165,8 @@ int main(int argc, char** argv) {
         benchmark::RegisterBenchmark(("checks/" + name).c_str(), checks_only, f.string(), n)
             ->Unit(benchmark::kMicrosecond);
         benchmark::RegisterBenchmark(("convert/" + name).c_str(), convert_only, f.string(), n)
+            ->Unit(benchmark::kMicrosecond);
+        benchmark::RegisterBenchmark(("paired/" + name).c_str(), paired, f.string(), n)
             ->Unit(benchmark::kMicrosecond);
     }
     benchmark::Initialize(&argc, argv);
