@@ -3,6 +3,7 @@
 // launcher names.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -74,6 +75,40 @@ TEST(JsonLine, ExactFitKeepsRoomForTheNewline) {
         if (n != 0) {
             std::string text(storage.data(), n);
             EXPECT_EQ(text, "{\"k\":\"0123456789\"}\n") << cap;
+        }
+    }
+}
+
+// Numbers are formatted two digits at a time and hex digits in place: check
+// every length against the standard library, and the exact fit.
+TEST(JsonLine, NumbersOfEveryLength) {
+    std::uint64_t v = 1;
+    for (int digits = 1; digits <= 20; ++digits, v = v * 10 > v ? v * 10 : UINT64_MAX) {
+        for (std::uint64_t x : {v - 1, v, v + 1, v * 9 / 10 * 10 - 1}) {
+            char buf[64];
+            JsonLine line(buf, sizeof buf);
+            line.open_object();
+            line.field_u("u", x);
+            line.field_hex("h", x);
+            char want[64];
+            std::snprintf(want, sizeof want, "{\"u\":%llu,\"h\":\"0x%llx\"}\n", static_cast<unsigned long long>(x),
+                          static_cast<unsigned long long>(x));
+            EXPECT_EQ(finish(line), want) << x;
+        }
+    }
+    for (std::size_t cap = 1; cap < 24; ++cap) {
+        std::string storage(cap, '\0');
+        JsonLine line(storage.data(), cap);
+        line.open_object();
+        line.field_hex("h", 0xabcdef);
+        const std::size_t n = line.finish();
+        if (n != 0) {
+            EXPECT_EQ(std::string(storage.data(), n), "{\"h\":\"0xabcdef\"}\n") << cap;
+        } else {
+            EXPECT_TRUE(line.overflowed()) << cap;
+        }
+        if (cap >= 19) {
+            EXPECT_NE(n, 0u) << cap;
         }
     }
 }
