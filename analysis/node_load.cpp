@@ -234,7 +234,7 @@ NodeLoad compute_node_load(const RunView& view, std::uint32_t node_index, const 
         if (core_track[c].over_ns >= threshold && core_track[c].over_ns > 0) load.core_over_demanded |= node.cores[c];
     for (const DemandTrack& d : cpu_track)
         load.peak_demand = std::max(load.peak_demand, static_cast<double>(d.tenths.sustained_peak(threshold)) / 10.0);
-    measure_over_demand(load, cpu_track, options.min_overload_ns);
+    measure_over_demand(load, cpu_track, options.min_window_episode_ns);
 
     // Process granularity: how many processes may use each CPU at one moment.
     std::vector<Event> process_events;

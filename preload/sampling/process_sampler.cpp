@@ -203,7 +203,7 @@ bool sampler_start(const SamplerConfig& config, char* message, std::size_t messa
     }
     if (g_usable == 0) return false;
     // The recorder's own image: samples of its own accesses are dropped.
-    set_recorder_image(loaded_image_of(reinterpret_cast<const void*>(&sampler_start)));
+    set_recorder_image(library_image_of(reinterpret_cast<const void*>(&sampler_start)));
 
     if (config.options.raw_file && config.raw_file_path != nullptr) {
         const int fd = ::open(config.raw_file_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);

@@ -12,6 +12,7 @@ namespace {
 struct Search {
     std::uintptr_t base;
     AddressRange found;
+    bool main_program = false;  // the module found is the executable itself
 };
 
 int visit(struct dl_phdr_info* info, std::size_t, void* data) {
@@ -28,6 +29,7 @@ int visit(struct dl_phdr_info* info, std::size_t, void* data) {
     }
     if (lo == UINT64_MAX || search.base < lo || search.base >= hi) return 0;
     search.found = {lo, hi};
+    search.main_program = info->dlpi_name == nullptr || info->dlpi_name[0] == '\0';
     return 1;
 }
 
@@ -35,13 +37,25 @@ constinit std::atomic<std::uint64_t> g_start{0}, g_end{0};
 
 }  // namespace
 
-AddressRange loaded_image_of(const void* address) {
+namespace {
+
+Search search_for(const void* address) {
     Dl_info info{};
     if (dladdr(address, &info) == 0 || info.dli_fbase == nullptr) return {};
     Search search{reinterpret_cast<std::uintptr_t>(info.dli_fbase), {}};
     dl_iterate_phdr(&visit, &search);
     // The module must also hold the address itself (dladdr's answer is its base).
-    return search.found.contains(reinterpret_cast<std::uintptr_t>(address)) ? search.found : AddressRange{};
+    if (!search.found.contains(reinterpret_cast<std::uintptr_t>(address))) return {};
+    return search;
+}
+
+}  // namespace
+
+AddressRange loaded_image_of(const void* address) { return search_for(address).found; }
+
+AddressRange library_image_of(const void* address) {
+    const Search search = search_for(address);
+    return search.main_program ? AddressRange{} : search.found;
 }
 
 AddressRange recorder_image() {

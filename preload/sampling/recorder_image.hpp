@@ -25,6 +25,11 @@ struct AddressRange {
 //         holds it. Found with dladdr and dl_iterate_phdr; no allocation.
 AddressRange loaded_image_of(const void* address);
 
+// As loaded_image_of, but empty when `address` lies in the executable
+// itself: a program that links the sampler in (its tests) is all
+// application, and only a preloaded recorder has an image of its own.
+AddressRange library_image_of(const void* address);
+
 // The image of the module the sampler is linked into; computed once by
 // sampler_start (the preload's own image).
 AddressRange recorder_image();

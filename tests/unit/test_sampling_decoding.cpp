@@ -534,6 +534,13 @@ TEST(SamplingSlot, TheLoadedImageOfAModuleHoldsItsCodeAndData) {
     int on_the_stack = 0;
     EXPECT_FALSE(image.contains(reinterpret_cast<std::uint64_t>(&on_the_stack)));
     EXPECT_FALSE(loaded_image_of(&on_the_stack).contains(reinterpret_cast<std::uint64_t>(&on_the_stack)));
+    // This test program links the sampler in: it is all application.
+    const AddressRange library = library_image_of(reinterpret_cast<const void*>(&construct_thread_slot));
+    EXPECT_EQ(library.start, library.end);
+    // A shared library has an image of its own.
+    const AddressRange libc = library_image_of(reinterpret_cast<const void*>(&std::free));
+    EXPECT_LT(libc.start, libc.end);
+    EXPECT_TRUE(libc.contains(reinterpret_cast<std::uint64_t>(&std::free)));
 }
 
 TEST(SamplingSlot, DrainsDecodesResolvesNodesAndAggregates) {
