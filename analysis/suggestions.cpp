@@ -1,6 +1,7 @@
 #include "analysis/suggestions.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 
 #include "analysis/binding_origin.hpp"

@@ -1,10 +1,13 @@
-// Check 7, suggestions: for each warning, the concrete change that would fix
-// it, computed from the numbers of the node it concerns (processes, threads
-// per process, available cores, whether OpenMP created the threads, what
-// OMP_NUM_THREADS was) and written with the options of the launcher the run
-// actually used (launcher.hpp): OMP_NUM_THREADS, OMP_PROC_BIND/OMP_PLACES,
-// mpirun --map-by/--bind-to, mpiexec -ppn/-bind-to, srun
-// --ntasks-per-node/--cpus-per-task/--cpu-bind.
+// Check 7, suggestions: for each warning, the change that fixes it when
+// followed. First its cause (who bound the processes: binding_origin.hpp),
+// then one fitting configuration computed from the node's numbers (cores,
+// processes, the most threads of one process computing at once, OpenMP or
+// not, OMP_NUM_THREADS as it was), written with the options of the launcher
+// the run actually used (launcher.hpp): OMP_NUM_THREADS,
+// OMP_PROC_BIND/OMP_PLACES, mpirun --map-by/--bind-to/-x, mpiexec
+// -ppn/-bind-to/-genv, srun --ntasks-per-node/--cpus-per-task/--cpu-bind;
+// and the same as data (Finding::remedy, remedy.hpp), which the live tests
+// apply to show the re-run is clean.
 #pragma once
 
 #include <vector>
