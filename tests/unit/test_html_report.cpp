@@ -20,6 +20,7 @@
 #include "reports/html_report.hpp"
 #include "reports/perfetto_export.hpp"
 #include "tests/support/html_report_runs.hpp"
+#include "tests/support/shell.hpp"
 
 using namespace stacksage;
 using namespace stacksage::testing;
@@ -83,20 +84,8 @@ const json* node_named(const json& doc, const std::string& host) {
     return nullptr;
 }
 
-struct CliRun {
-    int exit_code;
-    std::string output;
-};
-
-CliRun shell(const std::string& cmd) {
-    FILE* pipe = popen((cmd + " 2>&1").c_str(), "r");
-    if (!pipe) return {-1, "popen failed"};
-    std::string out;
-    std::array<char, 4096> buf{};
-    while (std::size_t n = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
-    const int status = pclose(pipe);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using CliRun = stacksage::testing::Shell;
+using stacksage::testing::shell;
 
 std::string cli_path() { return std::string(STACKSAGE_BINARY_DIR) + "/cli/stacksage"; }
 

@@ -12,6 +12,7 @@
 #include "parsers/run_loader.hpp"
 #include "reports/json_report.hpp"
 #include "reports/text_report.hpp"
+#include "tests/support/shell.hpp"
 #include "tests/support/synthetic_run.hpp"
 
 using namespace stacksage;
@@ -56,20 +57,10 @@ void write_well_placed_cluster(const TempDir& dir, int nodes) {
     }
 }
 
-struct CliRun {
-    int exit_code;
-    std::string output;
-};
+using CliRun = stacksage::testing::Shell;
 
 CliRun cli(const std::string& args) {
-    const std::string cmd = std::string(STACKSAGE_BINARY_DIR) + "/cli/stacksage " + args + " 2>&1";
-    FILE* pipe = popen(cmd.c_str(), "r");
-    if (!pipe) return {-1, "popen failed"};
-    std::string out;
-    std::array<char, 4096> buf{};
-    while (std::size_t n = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
-    const int status = pclose(pipe);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+    return stacksage::testing::shell(std::string(STACKSAGE_BINARY_DIR) + "/cli/stacksage " + args);
 }
 
 }  // namespace
