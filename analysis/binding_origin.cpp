@@ -22,11 +22,21 @@ bool asks_for_binding(std::string_view command_line) {
 
 namespace {
 
-const ProcessView* parent_of(const RunView& view, const ProcessView& p) {
+// The launcher on p's node that is p's parent; nullptr when its parent is
+// not a launcher. Only launchers are searched (a handful per node), not
+// every process of the run.
+const ProcessView* launcher_parent_of(const RunView& view, const ProcessView& p) {
     if (p.ppid < 0) return nullptr;
-    for (const ProcessView& q : view.processes)
-        if (q.pid == p.ppid && q.node == p.node && &q != &p) return &q;
+    for (std::uint32_t l : view.nodes[p.node].launchers)
+        if (view.processes[l].pid == p.ppid) return &view.processes[l];
     return nullptr;
+}
+
+bool some_launcher_asks_for_binding(const RunView& view) {
+    for (const NodeView& node : view.nodes)
+        for (std::uint32_t l : node.launchers)
+            if (asks_for_binding(view.processes[l].cmdline)) return true;
+    return false;
 }
 
 // The launcher's mask: its main thread's placement.
@@ -51,16 +61,13 @@ BindingOrigin binding_origin(const RunView& view, const ProcessView& p) {
     const Cpuset start = *p.program_start_cpuset & node.available;
     if (start.empty() || start == node.available) return origin;
     origin.cpus = start;
-    const ProcessView* parent = parent_of(view, p);
-    if (parent && parent->launcher) {
+    const ProcessView* parent = launcher_parent_of(view, p);
+    if (parent) {
         const Cpuset parent_mask = mask_of(view, *parent) & node.available;
         if (parent_mask != start && (parent_mask.empty() || (start - parent_mask).empty())) {
             origin.source = BindingSource::Launcher;
             origin.launcher = std::string(parent->launcher_name.empty() ? parent->name : parent->launcher_name);
-            bool asked = environment_asks_for_binding(p);
-            for (const ProcessView& q : view.processes)
-                if (q.launcher && asks_for_binding(q.cmdline)) asked = true;
-            origin.launcher_default = !asked;
+            origin.launcher_default = !environment_asks_for_binding(p) && !some_launcher_asks_for_binding(view);
             return origin;
         }
     }
