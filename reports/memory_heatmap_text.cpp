@@ -1,4 +1,5 @@
 #include "reports/memory_heatmap_text.hpp"
+#include "reports/terminal_text.hpp"
 
 #include <fmt/core.h>
 
@@ -90,7 +91,7 @@ std::string render_memory_heatmaps(const std::vector<NodeMemoryHeatmap>& heatmap
             std::string unit = per_core ? "cores" : "PUs";
             std::string backends;
             for (const std::string& b : h.access_backends) backends += (backends.empty() ? "" : ", ") + b;
-            out += fmt::format("Memory accesses on {} ({}, {} samples), {} in topology order ({}):\n", h.host, backends,
+            out += fmt::format("Memory accesses on {} ({}, {} samples), {} in topology order ({}):\n", terminal_safe(h.host), backends,
                                thousands(h.access_samples), unit, pu_range_label(h));
             std::size_t width = 0;
             for (const HeatmapLevel& l : h.levels) width = std::max(width, l.level.size());
@@ -112,14 +113,14 @@ std::string render_memory_heatmaps(const std::vector<NodeMemoryHeatmap>& heatmap
         if (h.first_touch_samples > 0) {
             const std::vector<std::uint64_t> cells = fold(h.first_touch_per_pu, o.max_columns);
             const std::uint64_t max = cells.empty() ? 0 : *std::max_element(cells.begin(), cells.end());
-            out += fmt::format("First touch on {} (pagefault, {} samples): {}\n  by PU  |{}|\n", h.host,
+            out += fmt::format("First touch on {} (pagefault, {} samples): {}\n  by PU  |{}|\n", terminal_safe(h.host),
                                thousands(h.first_touch_samples), first_touch_text(h), shade_row(cells, max));
         }
         if (!h.papi_misses.empty()) {
             std::string misses;
             for (const auto& [level, n] : h.papi_misses)
                 misses += fmt::format("{}{} {}", misses.empty() ? "" : ", ", level, thousands(n));
-            out += fmt::format("Cache misses on {} (PAPI): {}\n", h.host, misses);
+            out += fmt::format("Cache misses on {} (PAPI): {}\n", terminal_safe(h.host), misses);
         }
     }
     return out;

@@ -1,5 +1,6 @@
 #include "reports/text_report.hpp"
 #include "reports/memory_heatmap_text.hpp"
+#include "reports/terminal_text.hpp"
 
 #include <algorithm>
 #include <set>
@@ -216,27 +217,27 @@ NodeText render_node_body(const AnalysisResult& a, const NodeSummary& node, cons
             signature = (first.rank >= 0 ? "Ranks x" + std::to_string(n) : "Processes " + first.name + " x" + std::to_string(n)) +
                         what + where_signature + tail;
         }
-        out.lines.push_back(indent + line);
+        out.lines.push_back(indent + terminal_safe(line));
         out.signature.push_back(signature);
         i = j;
     }
     for (std::size_t i : node.launchers) {
         const ProcessSummary& p = a.processes[i];
         const std::string what = " with " + threads_text(p) + " started the job; not checked";
-        out.lines.push_back(indent + "Launcher " + p.name + " (pid " + std::to_string(p.pid) + ")" + what);
+        out.lines.push_back(indent + terminal_safe("Launcher " + p.name + " (pid " + std::to_string(p.pid) + ")" + what));
         out.signature.push_back("Launcher " + p.name + what);
     }
     for (const Finding& f : a.findings) {
         if (f.node != node.host) continue;
         if (f.severity == Severity::Info && !o.show_info) continue;
-        std::vector<std::string> block = {indent + style.tag(f.severity) + " " + f.message};
+        std::vector<std::string> block = {indent + style.tag(f.severity) + " " + terminal_safe(f.message)};
         std::vector<std::string> plain = {std::string(to_string(f.severity)) + " " + f.message};
         if (!f.detail.empty()) {
-            block.push_back(indent + "   " + f.detail);
+            block.push_back(indent + "   " + terminal_safe(f.detail));
             plain.push_back(f.detail);
         }
         if (!f.suggestion.empty()) {
-            block.push_back(indent + "   " + style.bold("suggestion:") + " " + f.suggestion);
+            block.push_back(indent + "   " + style.bold("suggestion:") + " " + terminal_safe(f.suggestion));
             plain.push_back("suggestion: " + f.suggestion);
         }
         for (auto& l : block) out.lines.push_back(std::move(l));
@@ -265,9 +266,11 @@ std::string render_text_report(const ReportData& data, const TextReportOptions& 
     const AnalysisResult& a = *data.analysis;
     const Styler style{o.color};
     std::string out;
-    if (!a.run_command.empty()) out += "Run: " + a.run_command + "\n";
+    // Everything from the run (names, paths, commands, messages quoting them)
+    // goes through terminal_safe(); only the styling adds escapes.
+    if (!a.run_command.empty()) out += "Run: " + terminal_safe(a.run_command) + "\n";
     if (a.launcher.kind != LauncherKind::None)
-        out += "Launcher: " + a.launcher.command + " (" + std::string(to_string(a.launcher.kind)) + ")\n";
+        out += "Launcher: " + terminal_safe(a.launcher.command) + " (" + std::string(to_string(a.launcher.kind)) + ")\n";
 
     // Nodes, consecutive identical ones folded into the last one printed.
     std::size_t reference = 0;
@@ -276,8 +279,8 @@ std::string render_text_report(const ReportData& data, const TextReportOptions& 
     std::vector<std::int64_t> folded_ranks;
     auto flush = [&] {
         if (folded.empty()) return;
-        out += "+ " + std::string(folded.size() == 1 ? "Node " : "Nodes ") + compact_hosts(folded) + ": same as " +
-               a.nodes[reference].host;
+        out += "+ " + std::string(folded.size() == 1 ? "Node " : "Nodes ") + terminal_safe(compact_hosts(folded)) +
+               ": same as " + terminal_safe(a.nodes[reference].host);
         if (!folded_ranks.empty()) out += " (ranks " + compact_numbers(folded_ranks) + ")";
         out += ".\n";
         folded.clear();
@@ -296,7 +299,7 @@ std::string render_text_report(const ReportData& data, const TextReportOptions& 
         flush();
         reference = n;
         reference_signature = std::move(signature);
-        out += "+ Node " + style.bold(node.host) + node_header_tail(node) + "\n";
+        out += "+ Node " + style.bold(terminal_safe(node.host)) + node_header_tail(node) + "\n";
         for (const std::string& l : body.lines) out += l + "\n";
     }
     flush();
@@ -305,8 +308,8 @@ std::string render_text_report(const ReportData& data, const TextReportOptions& 
     for (const Finding& f : a.findings) {
         if (!f.node.empty()) continue;
         if (f.severity == Severity::Info && !o.show_info) continue;
-        out += style.tag(f.severity) + " " + f.message + "\n";
-        if (!f.suggestion.empty()) out += "   suggestion: " + f.suggestion + "\n";
+        out += style.tag(f.severity) + " " + terminal_safe(f.message) + "\n";
+        if (!f.suggestion.empty()) out += "   suggestion: " + terminal_safe(f.suggestion) + "\n";
     }
 
     const std::vector<LoadNote>& notes = *data.notes;
@@ -316,11 +319,11 @@ std::string render_text_report(const ReportData& data, const TextReportOptions& 
         for (const LoadNote& note : notes) {
             if (shown == o.max_notes) break;
             ++shown;
-            const std::string where = note.file.empty() ? "" : note.file + ": ";
+            const std::string where = note.file.empty() ? "" : terminal_safe(note.file) + ": ";
             if (note.level == LoadNote::Level::Error)
-                out += "  " + style.tag(Severity::Error) + " " + where + note.message + "\n";
+                out += "  " + style.tag(Severity::Error) + " " + where + terminal_safe(note.message) + "\n";
             else
-                out += "  " + std::string(to_string(note.level)) + ": " + where + note.message + "\n";
+                out += "  " + std::string(to_string(note.level)) + ": " + where + terminal_safe(note.message) + "\n";
         }
         if (notes.size() > shown)
             out += "  ... and " + std::to_string(notes.size() - shown) + " more (see --format json)\n";

@@ -107,6 +107,10 @@ struct SyntheticProcess {
 inline std::string json_string(const std::string& s) {
     std::string out = "\"";
     for (char c : s) {
+        if (static_cast<unsigned char>(c) < 0x20) {  // control characters: \u00XX, as JSON requires
+            out += fmt::format("\\u{:04x}", static_cast<unsigned char>(c));
+            continue;
+        }
         if (c == '"' || c == '\\') out += '\\';
         out += c;
     }

@@ -223,3 +223,52 @@ TEST(Cli, ReportAndCheckExitCodes) {
     EXPECT_EQ(cli("check " + bad.str() + " --fail-on sometimes").exit_code, 2);
     EXPECT_EQ(cli("report " + good.str() + " --format xml").exit_code, 2);
 }
+
+// Names, paths and commands come from the recorded processes: a program
+// named with terminal escapes must not drive the reader's terminal.
+// Control characters are shown as \xNN (reports/terminal_text.hpp).
+namespace {
+void write_run_with_control_characters(const TempDir& dir) {
+    SyntheticRun run(dir.path());
+    run.write_run_json("[\"./app\\u001b[2J\", \"--title\\r\\u0007\"]");
+    run.add_host("n01", "pack:1 core:4 pu:1");
+    SyntheticProcess p = busy_process("n01", 1000, -1, 3, "0-3");
+    p.exe = "/opt/app/bin/evil\x1b]0;owned\x07" "app";
+    run.add_process(p);
+    // An event log that does not parse, under a name with an escape: an input note.
+    SyntheticRun::write_file(dir.path() / "n01" / "pid-77\x1b[31m.jsonl", "not json\n");
+}
+
+bool has_raw_control_characters(const std::string& text, bool colour_codes_allowed) {
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const unsigned char c = static_cast<unsigned char>(text[i]);
+        if (c == '\n') continue;
+        if (c == 0x1b && colour_codes_allowed && i + 1 < text.size() && text[i + 1] == '[') {
+            // Only the report's own SGR colour codes: ESC [ digits ; m
+            std::size_t j = i + 2;
+            while (j < text.size() && (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == ';')) ++j;
+            if (j < text.size() && text[j] == 'm' && j > i + 2) continue;
+            return true;
+        }
+        if (c < 0x20 || c == 0x7f) return true;
+    }
+    return false;
+}
+}  // namespace
+
+TEST(TextReport, ShowsControlCharactersFromTheRunAsEscapes) {
+    TempDir dir;
+    write_run_with_control_characters(dir);
+    const Rendered r = analyse(dir);
+    for (bool colour : {false, true}) {
+        TextReportOptions o;
+        o.color = colour;
+        const std::string text = render_text_report(r.data(), o);
+        EXPECT_FALSE(has_raw_control_characters(text, colour)) << text;
+        EXPECT_EQ(text.find("\x1b]0;"), std::string::npos);
+        EXPECT_EQ(text.find("\x1b[2J"), std::string::npos);
+        EXPECT_NE(text.find("Run: ./app\\x1b[2J --title\\x0d\\x07"), std::string::npos) << text;
+        EXPECT_NE(text.find("evil\\x1b]0;owned\\x07app"), std::string::npos) << text;
+        EXPECT_NE(text.find("pid-77\\x1b[31m.jsonl"), std::string::npos) << text;
+    }
+}
