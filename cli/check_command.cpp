@@ -7,7 +7,9 @@
 #include <memory>
 
 #include "cli/analysis_pipeline.hpp"
+#include "cli/command_output.hpp"
 #include "cli/commands.hpp"
+#include "reports/terminal_text.hpp"
 
 namespace stacksage::cli {
 
@@ -19,29 +21,32 @@ struct CheckOptions {
 };
 
 int run_check(const CheckOptions& o) {
+    CommandOutput output("stacksage check");
     Result<AnalysedRun> analysed = load_and_analyse(o.directory);
     if (!analysed) {
-        fmt::print(stderr, "stacksage check: {}\n", analysed.error().message);
-        return kExitUsage;
+        output.say(analysed.error().message);
+        return output.finish(kExitUsage);
     }
     const Severity threshold = o.fail_on == "error" ? Severity::Error : Severity::Warning;
     std::size_t failing = 0;
+    // Node names, file names and messages come from the run: shown terminal-safe.
+    std::string text;
     for (const Finding& f : analysed->analysis.findings) {
         if (f.severity < threshold) continue;
         ++failing;
-        if (!o.quiet)
-            fmt::print("{}: {}: {}\n", to_string(f.severity), f.node.empty() ? "run" : f.node, f.message);
+        text += fmt::format("{}: {}: {}\n", to_string(f.severity), terminal_safe(f.node.empty() ? "run" : f.node),
+                            terminal_safe(f.message));
     }
     const AnalysisResult& a = analysed->analysis;
-    if (!o.quiet) {
-        for (const LoadNote& n : analysed->run.notes)
-            if (n.level == LoadNote::Level::Error) fmt::print("input error: {}: {}\n", n.file, n.message);
-        fmt::print("stacksage check: {} error(s), {} warning(s), {} info(s){}; {}\n", a.count(Severity::Error),
-                   a.count(Severity::Warning), a.count(Severity::Info),
-                   analysed->run.stats.logs_skipped ? fmt::format(", {} event log(s) skipped", analysed->run.stats.logs_skipped) : "",
-                   failing > 0 ? fmt::format("failing on {}", o.fail_on) : std::string("passed"));
-    }
-    return failing > 0 ? kExitFindings : kExitOk;
+    for (const LoadNote& n : analysed->run.notes)
+        if (n.level == LoadNote::Level::Error)
+            text += fmt::format("input error: {}: {}\n", terminal_safe(n.file), terminal_safe(n.message));
+    text += fmt::format("stacksage check: {} error(s), {} warning(s), {} info(s){}; {}\n", a.count(Severity::Error),
+                        a.count(Severity::Warning), a.count(Severity::Info),
+                        analysed->run.stats.logs_skipped ? fmt::format(", {} event log(s) skipped", analysed->run.stats.logs_skipped) : "",
+                        failing > 0 ? fmt::format("failing on {}", o.fail_on) : std::string("passed"));
+    if (!o.quiet) output.print(text);
+    return output.finish(failing > 0 ? kExitFindings : kExitOk);
 }
 }  // namespace
 

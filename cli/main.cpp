@@ -1,14 +1,18 @@
 // stacksage: how an HPC job really used the machine.
 #include <CLI/CLI.hpp>
-#include <fmt/core.h>
+#include <unistd.h>
+
+#include <iostream>
 
 #include <map>
 #include <string>
 
+#include "cli/command_output.hpp"
 #include "cli/commands.hpp"
 
 int main(int argc, char** argv) {
     using namespace stacksage::cli;
+    hold_standard_descriptors();
     CLI::App app{"stacksage: how an HPC job really used the machine"};
     app.set_version_flag("--version", std::string("stacksage ") + STACKSAGE_VERSION);
     app.require_subcommand(1);
@@ -24,6 +28,9 @@ int main(int argc, char** argv) {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         int code = app.exit(e);
+        // --help and --version on a full or closed stdout: what was asked for is lost.
+        std::cout.flush();
+        if (!std::cout || standard_descriptor_was_closed(STDOUT_FILENO)) return kExitUsage;
         // CLI11 returns 0 for --help/--version; every real usage error is ours: 2.
         return code == 0 ? kExitOk : kExitUsage;
     }

@@ -8,10 +8,10 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
 #include <memory>
 
 #include "cli/analysis_pipeline.hpp"
+#include "cli/command_output.hpp"
 #include "cli/commands.hpp"
 #include "reports/graphml_export.hpp"
 #include "reports/html_report.hpp"
@@ -33,10 +33,11 @@ struct ReportOptions {
 };
 
 int run_report(const ReportOptions& o) {
+    CommandOutput output("stacksage report");
     Result<AnalysedRun> analysed = load_and_analyse(o.directory);
     if (!analysed) {
-        fmt::print(stderr, "stacksage report: {}\n", analysed.error().message);
-        return kExitUsage;
+        output.say(analysed.error().message);
+        return output.finish(kExitUsage);
     }
     const auto start = std::chrono::steady_clock::now();
     const ReportData data = analysed->report_data();
@@ -58,29 +59,19 @@ int run_report(const ReportOptions& o) {
     }
     if (!o.html.empty()) {
         const std::string page = render_html_report(data, analysed->run.model);
-        std::ofstream out(o.html, std::ios::binary | std::ios::trunc);
-        out << page;
-        if (!out) {
-            fmt::print(stderr, "stacksage report: cannot write '{}'; check the path and its permissions\n", o.html);
-            return kExitUsage;
-        }
+        if (!output.write_file(o.html, page)) return output.finish(kExitUsage);
         // The report itself still goes to standard output; this line says where the page is.
-        fmt::print(stderr, "stacksage report: wrote the HTML report to {} ({} KiB); open it in a browser\n", o.html,
-                   (page.size() + 1023) / 1024);
+        output.say(fmt::format("wrote the HTML report to {} ({} KiB); open it in a browser", o.html,
+                               (page.size() + 1023) / 1024));
     }
     const double render_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (o.output.empty()) {
-        fmt::print("{}", text);
-    } else {
-        std::ofstream out(o.output, std::ios::binary | std::ios::trunc);
-        out << text;
-        if (!out) {
-            fmt::print(stderr, "stacksage report: cannot write '{}'; check the path and its permissions\n", o.output);
-            return kExitUsage;
-        }
+        output.print(text);
+    } else if (!output.write_file(o.output, text)) {
+        return output.finish(kExitUsage);
     }
-    if (o.timings) fmt::print(stderr, "stacksage report: {}\n", timings_line(*analysed, render_seconds));
-    return kExitOk;
+    if (o.timings) output.say(timings_line(*analysed, render_seconds));
+    return output.finish(kExitOk);
 }
 }  // namespace
 

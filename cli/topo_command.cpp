@@ -1,13 +1,14 @@
 // `stacksage topo`: the topology model of this machine or of an hwloc XML file.
 #include <CLI/CLI.hpp>
-#include <fmt/core.h>
 
 #include <memory>
 
+#include "cli/command_output.hpp"
 #include "cli/commands.hpp"
 #include "core/model_json.hpp"
 #include "core/model_print.hpp"
 #include "parsers/hwloc_loader.hpp"
+#include "reports/terminal_text.hpp"
 
 namespace stacksage::cli {
 
@@ -22,24 +23,26 @@ struct TopoOptions {
 };
 
 int run_topo(const TopoOptions& o) {
+    CommandOutput output("stacksage topo");
     HwlocLoadOptions load;
     load.include_io = o.include_io;
     Result<Model> model = o.input.empty() ? discover_this_machine(load) : load_hwloc_xml(o.input, load);
     if (!model) {
-        fmt::print(stderr, "stacksage topo: {}\n", model.error().message);
-        return kExitUsage;
+        output.say(model.error().message);
+        return output.finish(kExitUsage);
     }
     if (o.format == "json") {
-        fmt::print("{}\n", model_to_json(*model).dump(1));
-        return kExitOk;
+        output.print(model_to_json(*model).dump(1) + "\n");
+        return output.finish(kExitOk);
     }
     PrintOptions print;
     print.max_depth = o.max_depth;
     print.show_attributes = o.show_attributes;
     print.fold_alike_siblings = o.fold;
+    // Names and attributes come from the XML file: shown terminal-safe.
     for (ComponentId root : model->roots())
-        if (!is_software(model->type(root))) fmt::print("{}", print_subtree(*model, root, print));
-    return kExitOk;
+        if (!is_software(model->type(root))) output.print(terminal_safe_lines(print_subtree(*model, root, print)));
+    return output.finish(kExitOk);
 }
 }  // namespace
 

@@ -272,3 +272,14 @@ TEST(TextReport, ShowsControlCharactersFromTheRunAsEscapes) {
         EXPECT_NE(text.find("pid-77\\x1b[31m.jsonl"), std::string::npos) << text;
     }
 }
+
+TEST(Cli, CheckAndReportShowControlCharactersAsEscapes) {
+    TempDir dir;
+    write_run_with_control_characters(dir);
+    const CliRun report = cli("report " + dir.str() + " --color always");
+    EXPECT_FALSE(has_raw_control_characters(report.output, true)) << report.output;
+    EXPECT_NE(report.output.find("evil\\x1b]0;owned\\x07app"), std::string::npos) << report.output;
+    const CliRun check = cli("check " + dir.str());
+    EXPECT_FALSE(has_raw_control_characters(check.output, false)) << check.output;
+    EXPECT_NE(check.output.find("pid-77\\x1b[31m.jsonl"), std::string::npos) << check.output;
+}
