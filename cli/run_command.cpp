@@ -11,6 +11,8 @@
 #include <fcntl.h>
 #include <fmt/core.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,12 +23,14 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "cli/command_output.hpp"
 #include "cli/commands.hpp"
 #include "cli/preload_location.hpp"
 #include "cli/sanitizer_runtime.hpp"
@@ -89,18 +93,16 @@ long launcher_rank() {
     return -1;
 }
 
-std::string default_output_dir() {
+// The default directory's name: stacksage-<job id>, or stacksage-<timestamp>
+// outside a job. claim_run_directory() adds -2, -3, ... when it is taken.
+std::string default_output_base() {
     if (std::string job = job_id(); !job.empty()) return "stacksage-" + job;
     std::time_t now = std::time(nullptr);
     std::tm tm{};
     localtime_r(&now, &tm);
     char stamp[32];
     std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-    std::string base = std::string("stacksage-") + stamp;
-    // Two runs in the same second must not share a directory.
-    std::string dir = base;
-    for (int n = 2; fs::exists(dir); ++n) dir = base + "-" + std::to_string(n);
-    return dir;
+    return std::string("stacksage-") + stamp;
 }
 
 std::string host_name() {
@@ -117,9 +119,8 @@ std::string iso8601_utc(std::chrono::system_clock::time_point t) {
     return buf;
 }
 
-// OUT/run.json: what was run, when, how. Created without clobbering: when
-// several `stacksage run` share the directory (one per rank), the first wins.
-void write_run_json(const fs::path& out, const RunOptions& o, const std::string& preload) {
+// OUT/run.json: what was run, when, how.
+std::string run_json_text(const fs::path& out, const RunOptions& o, const std::string& preload) {
     auto now = std::chrono::system_clock::now();
     nlohmann::json doc;
     doc["schema"] = "stacksage-run";
@@ -143,31 +144,72 @@ void write_run_json(const fs::path& out, const RunOptions& o, const std::string&
     doc["preload"] = preload;
     std::string job = job_id();
     doc["job_id"] = job.empty() ? nlohmann::json(nullptr) : nlohmann::json(job);
-    std::string text = doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
 
-    const fs::path path = out / "run.json";
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        if (errno != EEXIST)
-            fmt::print(stderr, "stacksage run: cannot write {}: {}\n", path.string(), std::strerror(errno));
-        return;
-    }
+int write_all(int fd, const std::string& text) {
     const char* p = text.data();
     std::size_t left = text.size();
     while (left > 0) {
         ssize_t n = ::write(fd, p, left);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
+        if (n < 0) return errno;
+        if (n == 0) return EIO;
         p += n;
         left -= static_cast<std::size_t>(n);
     }
-    ::close(fd);
+    return 0;
+}
+
+enum class Claim {
+    Ours,     // this run wrote run.json: the directory is its own
+    Joined,   // run.json is from another rank of this run's job: shared, as the ranks of one job share it
+    Taken,    // run.json is from another run
+    Failed,   // the directory cannot be used (error says why)
+};
+
+// Claims directory `out` for this run by publishing its run.json there:
+// written whole under a temporary name, then linked to run.json, which
+// fails when run.json exists. Of runs that start at once into one directory,
+// exactly one gets it, and the others read a complete run.json.
+Claim claim_directory(const fs::path& out, const std::string& run_json, std::string& error) {
+    std::error_code ec;
+    fs::create_directories(out, ec);
+    if (ec) {
+        error = ec.message();
+        return Claim::Failed;
+    }
+    const fs::path path = out / "run.json";
+    std::string temporary = (out / ".run.json.XXXXXX").string();
+    int fd = ::mkostemp(temporary.data(), O_CLOEXEC);
+    if (fd < 0) {
+        error = std::strerror(errno);
+        return Claim::Failed;
+    }
+    int write_error = write_all(fd, run_json);
+    if (::fchmod(fd, 0644) != 0 && write_error == 0) write_error = errno;
+    if (::close(fd) != 0 && write_error == 0) write_error = errno;
+    const int link_error = write_error != 0 ? write_error : (::link(temporary.c_str(), path.c_str()) == 0 ? 0 : errno);
+    ::unlink(temporary.c_str());
+    if (link_error == 0) return Claim::Ours;
+    if (link_error != EEXIST) {
+        error = std::strerror(link_error);
+        return Claim::Failed;
+    }
+    // Another run's: ours to share only when this is one rank of the job it records.
+    const std::string job = job_id();
+    if (job.empty() || launcher_rank() < 0) return Claim::Taken;
+    std::ifstream in(path);
+    nlohmann::json other = nlohmann::json::parse(in, nullptr, false);
+    const bool same_job = other.is_object() && other.contains("job_id") && other["job_id"].is_string() &&
+                          other["job_id"].get<std::string>() == job;
+    return same_job ? Claim::Joined : Claim::Taken;
 }
 
 // What sampling can do on this node, said once before the run: each rank
 // decides for its own node again (nodes may differ), and writes what it did
 // into its log and summary.
-void explain_sampling_here(const sampling::BackendSelection& selection) {
+void explain_sampling_here(const sampling::BackendSelection& selection, CommandOutput& output) {
     using namespace sampling;
     auto scan = std::make_unique<PmuScan>();
     scan_pmus(nullptr, *scan);
@@ -184,13 +226,13 @@ void explain_sampling_here(const sampling::BackendSelection& selection) {
     std::string used;
     for (int i = 0; i < kBackendCount; ++i)
         if (plan->usable(selection) & (1u << i)) used += (used.empty() ? "" : ", ") + std::string(backend_name(static_cast<Backend>(i)));
-    fmt::print(stderr, "stacksage run: sampling on {} with {}\n", host_name(), used.empty() ? "nothing" : used);
+    output.say(fmt::format("sampling on {} with {}", host_name(), used.empty() ? "nothing" : used));
     for (int i = 0; i < kBackendCount; ++i) {
         const Backend b = static_cast<Backend>(i);
         if (!selection.wants(b) || plan->of(b).available) continue;
         // "auto" takes what works: unavailable backends are a note, not a problem.
-        fmt::print(stderr, "stacksage run:   {} {}: {}\n", backend_name(b),
-                   selection.automatic ? "not used" : "unavailable", plan->of(b).reason);
+        output.say(fmt::format("  {} {}: {}", backend_name(b), selection.automatic ? "not used" : "unavailable",
+                               plan->of(b).reason));
     }
 }
 
@@ -227,9 +269,12 @@ void install_forwarding() {
     for (int sig : kForwardedSignals) sigaction(sig, &sa, nullptr);
 }
 
-// Runs the command and waits for it; returns its exit status the way a
-// shell reports it (128 + N when killed by signal N).
-int spawn_and_wait(const std::vector<std::string>& command) {
+struct sigaction g_original_sigpipe {};
+
+// Runs the command and waits for it.
+// \return its wait status, or -1 when it could not be started or waited for
+//         (said on output).
+int spawn_and_wait(const std::vector<std::string>& command, CommandOutput& output) {
     std::vector<char*> argv;
     for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -237,11 +282,12 @@ int spawn_and_wait(const std::vector<std::string>& command) {
     install_forwarding();
     pid_t child = ::fork();
     if (child < 0) {
-        fmt::print(stderr, "stacksage run: cannot start a process: {}\n", std::strerror(errno));
-        return 126;
+        output.say(std::string("cannot start a process: ") + std::strerror(errno));
+        return -1;
     }
     if (child == 0) {
         for (int sig : kForwardedSignals) ::signal(sig, SIG_DFL);
+        ::sigaction(SIGPIPE, &g_original_sigpipe, nullptr);  // as the caller gave it
         ::execvp(argv[0], argv.data());
         int error = errno;
         // Only async-signal-safe calls from here.
@@ -258,19 +304,51 @@ int spawn_and_wait(const std::vector<std::string>& command) {
     int status = 0;
     while (::waitpid(child, &status, 0) < 0) {
         if (errno != EINTR) {
-            fmt::print(stderr, "stacksage run: waiting for the command failed: {}\n", std::strerror(errno));
-            return 126;
+            output.say(std::string("waiting for the command failed: ") + std::strerror(errno));
+            g_child = 0;
+            return -1;
         }
     }
     g_child = 0;
-    if (WIFEXITED(status)) return WEXITSTATUS(status);
-    if (WIFSIGNALED(status)) {
-        int sig = WTERMSIG(status);
-        fmt::print(stderr, "stacksage run: {} was killed by signal {} ({})\n", command[0], sig,
-                   strsignal(sig));
-        return 128 + sig;
+    return status;
+}
+
+// Whether a core of stacksage would be a file of its own, not one that
+// replaces the command's: core_pattern pipes to a handler or names the pid.
+bool own_core_would_be_separate() {
+    std::ifstream pattern_file("/proc/sys/kernel/core_pattern");
+    std::string pattern;
+    if (!std::getline(pattern_file, pattern)) return false;
+    if (!pattern.empty() && pattern[0] == '|') return true;
+    if (pattern.find("%p") != std::string::npos || pattern.find("%P") != std::string::npos) return true;
+    std::ifstream uses_pid_file("/proc/sys/kernel/core_uses_pid");
+    int uses_pid = 0;
+    return uses_pid_file >> uses_pid && uses_pid == 1;
+}
+
+// Ends stacksage the way the command ended, killed by signal `sig`, so that
+// the shell or batch system above sees the command's wait status (the
+// core-dump flag included: stacksage dumps core only when the command did
+// and its core cannot replace the command's).
+// \return 128 + sig, the shell's convention, where the signal did not end
+//         stacksage (a signal whose default action is not to terminate).
+int end_by_signal(int sig, bool command_dumped_core) {
+    struct rlimit core {};
+    if (::getrlimit(RLIMIT_CORE, &core) == 0) {
+        if (!command_dumped_core || !own_core_would_be_separate()) core.rlim_cur = 0;
+        else if (core.rlim_cur == 0) core.rlim_cur = core.rlim_max;
+        ::setrlimit(RLIMIT_CORE, &core);
     }
-    return 126;
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    ::sigaction(sig, &dfl, nullptr);
+    sigset_t only;
+    sigemptyset(&only);
+    sigaddset(&only, sig);
+    ::sigprocmask(SIG_UNBLOCK, &only, nullptr);
+    ::raise(sig);
+    return 128 + sig;
 }
 
 std::string plural(std::size_t n, std::string_view one, std::string_view many) {
@@ -321,48 +399,74 @@ std::string summarize(const fs::path& out) {
 }
 
 int run_command(const RunOptions& o) {
+    // stacksage's own messages may all fail (stderr closed, full, a pipe with
+    // no reader: SIGPIPE is ignored here, not in the command); the exit status
+    // stays the command's.
+    CommandOutput output("stacksage run");
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    ::sigaction(SIGPIPE, &ignore, &g_original_sigpipe);
+
     sampling::BackendSelection selection;
     char sample_error[256];
     if (!sampling::parse_backend_selection(o.sample.c_str(), selection, sample_error, sizeof sample_error)) {
-        fmt::print(stderr, "stacksage run: {}\n", sample_error);
-        return 2;
+        output.say(sample_error);
+        return kExitUsage;
     }
     Result<std::string> preload = find_preload_library();
-    fs::path out = fs::absolute(o.output.empty() ? default_output_dir() : o.output);
+    fs::path out;
     bool traced = true;
     if (!preload) {
-        fmt::print(stderr, "stacksage run: {}\nstacksage run: running the command untraced.\n",
-                   preload.error().message);
+        output.say(preload.error().message + "\nstacksage run: running the command untraced.");
         traced = false;
     } else {
-        std::error_code ec;
-        fs::create_directories(out, ec);
-        if (ec || ::access(out.c_str(), W_OK) != 0) {
-            fmt::print(stderr,
-                       "stacksage run: cannot use {} as the output directory ({}); choose another "
-                       "with -o. Running the command untraced.\n",
-                       out.string(), ec ? ec.message() : std::strerror(errno));
+        // The directory is claimed by writing run.json there; without -o, a
+        // default name that holds another run gets -2, -3, ... instead.
+        const std::string base = default_output_base();
+        std::string error;
+        Claim claim = Claim::Failed;
+        for (int n = 1; n <= 10000; ++n) {
+            out = fs::absolute(!o.output.empty() ? o.output : n == 1 ? base : base + "-" + std::to_string(n));
+            claim = claim_directory(out, run_json_text(out, o, *preload), error);
+            if (claim != Claim::Taken || !o.output.empty()) break;
+        }
+        if (claim == Claim::Taken) {
+            output.say(out.string() + " already holds a run (its run.json); choose another --output, or remove it. " +
+                       "The command did not run.");
+            return kExitUsage;
+        }
+        if (claim == Claim::Failed) {
+            output.say("cannot use " + out.string() + " as the output directory (" + error +
+                       "); choose another with -o. Running the command untraced.");
             traced = false;
         }
     }
     if (traced) {
-        write_run_json(out, o, *preload);
         prepend_preload(*preload);
         setenv("STACKSAGE_OUTPUT", out.c_str(), 1);
         if (o.no_topology) setenv("STACKSAGE_TOPOLOGY", "0", 1);
         if (o.no_model) setenv("STACKSAGE_MODEL", "0", 1);
         if (selection.enabled()) {
             setenv("STACKSAGE_SAMPLE", o.sample.c_str(), 1);
-            if (!o.quiet && launcher_rank() <= 0) explain_sampling_here(selection);
+            if (!o.quiet && launcher_rank() <= 0) explain_sampling_here(selection, output);
         } else {
             unsetenv("STACKSAGE_SAMPLE");  // an outer setting must not switch it on behind --sample=off
         }
     }
-    int status = spawn_and_wait(o.command);
+    const int status = spawn_and_wait(o.command, output);
+    if (status >= 0 && WIFSIGNALED(status))
+        output.say(fmt::format("{} was killed by signal {} ({})", o.command[0], WTERMSIG(status),
+                               strsignal(WTERMSIG(status))));
     // Under a launcher every rank runs its own `stacksage run`: one summary is enough.
-    if (traced && !o.quiet && launcher_rank() <= 0)
-        fmt::print(stderr, "stacksage: {}; in {}\n", summarize(out), out.string());
-    return status;
+    if (traced && !o.quiet && launcher_rank() <= 0) {
+        CommandOutput summary("stacksage");
+        summary.say(summarize(out) + "; in " + out.string());
+    }
+    if (status < 0) return 126;
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) return end_by_signal(WTERMSIG(status), WCOREDUMP(status));
+    return 126;
 }
 
 }  // namespace
