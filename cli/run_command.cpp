@@ -187,7 +187,9 @@ Claim claim_directory(const fs::path& out, const std::string& run_json, std::str
         return Claim::Failed;
     }
     int write_error = write_all(fd, run_json);
-    if (::fchmod(fd, 0644) != 0 && write_error == 0) write_error = errno;
+    const mode_t umask_now = ::umask(0);  // read it: mkostemp made the file 0600
+    ::umask(umask_now);
+    if (::fchmod(fd, 0644 & ~umask_now) != 0 && write_error == 0) write_error = errno;
     if (::close(fd) != 0 && write_error == 0) write_error = errno;
     const int link_error = write_error != 0 ? write_error : (::link(temporary.c_str(), path.c_str()) == 0 ? 0 : errno);
     ::unlink(temporary.c_str());
@@ -476,7 +478,8 @@ CommandRunner add_run_command(CLI::App& app) {
     CLI::App* run = app.add_subcommand(
         "run", "Run a command with the recorder preloaded: stacksage run [options] -- COMMAND...");
     run->add_option("-o,--output", options->output,
-                    "Directory for the recording (default: ./stacksage-<job id or timestamp>)");
+                    "Directory for the recording, not holding another run (default: ./stacksage-<job id or timestamp>, "
+                    "-2, -3, ... when taken)");
     run->add_flag("--no-topology", options->no_topology,
                   "Do not write the node's topology (OUT/<host>/topology.xml)");
     run->add_flag("--no-model", options->no_model,
