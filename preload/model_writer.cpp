@@ -4,12 +4,15 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <exception>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/model_json.hpp"
 #include "parsers/hwloc_loader.hpp"
@@ -90,10 +93,21 @@ int write_model(const char* host_dir, const char* log_name, char* error, size_t 
         set_error(error, error_cap, (dir / log_name).string() + ": cannot be read");
         return 1;
     }
+    // In time order: a creator's thread_created line, dated at the creation,
+    // may follow lines of the thread it created (process_model_builder.hpp).
+    // An event without a time keeps its place after the one before it.
+    std::vector<std::pair<std::uint64_t, nlohmann::json>> events;
+    std::uint64_t last_t = 0;
     for (std::string line; std::getline(log, line);) {
         nlohmann::json event = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-        if (!event.is_discarded()) builder.apply(event);  // a torn last line is skipped
+        if (event.is_discarded()) continue;  // a torn last line is skipped
+        if (const auto t = event.find("t"); t != event.end() && t->is_number_unsigned())
+            last_t = t->get<std::uint64_t>();
+        events.emplace_back(last_t, std::move(event));
     }
+    std::stable_sort(events.begin(), events.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [t, event] : events) builder.apply(event);
     builder.finish();
     const std::string text =
         model_to_json(model).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
