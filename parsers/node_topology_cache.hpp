@@ -6,6 +6,7 @@
 // others map that snapshot in microseconds.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <string>
 
@@ -23,6 +24,10 @@ struct NodeTopology {
 // The attribute on the model's root naming the boot the topology was found
 // in (/proc/sys/kernel/random/boot_id): a snapshot from another boot is stale.
 inline constexpr const char* kBootIdKey = "boot_id";
+
+// How long a caller tries for the lock on `path`.lock before it gives up
+// waiting: it then uses its own discovery and does not publish it.
+inline constexpr std::chrono::milliseconds kSnapshotLockWait{2000};
 
 // Maps the snapshot at `path` when it is usable (valid, same host name and
 // boot); otherwise discovers the topology with `discover` (default: this
