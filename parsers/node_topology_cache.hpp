@@ -34,6 +34,9 @@ inline constexpr std::chrono::milliseconds kSnapshotLockWait{2000};
 // machine through hwloc), publishes it at `path` atomically and returns it.
 // Concurrent callers discover once: an exclusive lock on `path`.lock
 // serialises discovery, and a snapshot published while a caller waited is used.
+// Never blocks: a FIFO at `path` or at the lock is refused (not a regular
+// file), and a lock held elsewhere is waited for kSnapshotLockWait at most;
+// the caller then discovers for itself and publishes nothing (said in `note`).
 // \return the topology, or the Error of the discovery. Failing to publish is
 //         not an error (the model is returned, with the reason in `note`).
 Result<NodeTopology> load_or_publish_node_topology(const std::string& path,
