@@ -22,7 +22,11 @@
  *                     threads, exit 5); prints each child's pid and status
  *   child             two threads, exits 5
  *   dlopen-gomp       dlopen("libgomp.so.1") after start and runs a parallel
- *                     region of 4 threads through dlsym'd GOMP_parallel */
+ *                     region of 4 threads through dlsym'd GOMP_parallel
+ *   exec-chain N [ARG...]
+ *                     starts a thread, then execs itself as "exec-chain N-1
+ *                     ARG..." (the same pid, a new image each time) until N
+ *                     is 0, which prints "exec-chain: done" and exits 0 */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -300,6 +304,21 @@ static int mode_dlopen_gomp(void) {
     return members == 4 ? 0 : 1;
 }
 
+static int mode_exec_chain(int argc, char** argv) {
+    const int left = argc > 2 ? atoi(argv[2]) : 0;
+    if (run_threads(1) != 1) return 1;
+    if (left <= 0) {
+        printf("exec-chain: done\n");
+        return 0;
+    }
+    char count[16];
+    snprintf(count, sizeof count, "%d", left - 1);
+    argv[2] = count;
+    execv(argv[0], argv);
+    fprintf(stderr, "fault_cases: exec %s: %s\n", argv[0], strerror(errno));
+    return 1;
+}
+
 int main(int argc, char** argv) {
     const char* mode = argc > 1 ? argv[1] : "";
     if (strcmp(mode, "emfile") == 0) return mode_emfile();
@@ -313,6 +332,7 @@ int main(int argc, char** argv) {
     if (strcmp(mode, "spawn") == 0) return mode_spawn(argv[0]);
     if (strcmp(mode, "child") == 0) return run_together(2) == 2 ? 5 : 1;
     if (strcmp(mode, "dlopen-gomp") == 0) return mode_dlopen_gomp();
+    if (strcmp(mode, "exec-chain") == 0 && argc > 2) return mode_exec_chain(argc, argv);
     if (strncmp(mode, "abort", 5) == 0 || strncmp(mode, "term", 4) == 0 ||
         strstr(mode, "exit-in-handler") != NULL)
         return mode_signal(mode);

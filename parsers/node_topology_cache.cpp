@@ -1,11 +1,16 @@
 #include "parsers/node_topology_cache.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <thread>
 
 #include "core/snapshot.hpp"
 #include "parsers/hwloc_loader.hpp"
@@ -50,29 +55,59 @@ std::string unusable_reason(const Result<Model>& snapshot, const std::string& bo
 }
 
 // Holds an exclusive flock for its lifetime; inactive when the lock file
-// cannot be created (read-only directory): then nothing will be published.
+// cannot be created (read-only directory), is not a regular file, or stays
+// locked by another process for kSnapshotLockWait: then nothing will be
+// published. Never blocks: this runs inside traced applications at exit,
+// and whoever holds the lock (a stuck or stopped process) must not hold
+// them too. The file is opened non-blocking and without following a link
+// (a FIFO or a link planted at the name is neither opened nor waited for).
 class ExclusiveLock {
 public:
     explicit ExclusiveLock(const std::string& path) {
-        fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-        if (fd_ < 0) { error_ = std::strerror(errno); return; }
-        while (flock(fd_, LOCK_EX) != 0) {
-            if (errno == EINTR) continue;
-            error_ = std::strerror(errno);
-            ::close(fd_);
-            fd_ = -1;
+        fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
+        if (fd_ < 0) {
+            error_ = "cannot open " + path + ": " + std::strerror(errno);
             return;
         }
+        struct stat st {};
+        if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+            error_ = path + " is not a regular file";
+            release();
+            return;
+        }
+        // Tried again and again, the pause doubling from 1 ms to 50 ms: the
+        // usual holder (a process of the same node discovering the topology)
+        // is done within milliseconds.
+        const auto deadline = std::chrono::steady_clock::now() + kSnapshotLockWait;
+        auto pause = std::chrono::milliseconds(1);
+        for (;;) {
+            if (flock(fd_, LOCK_EX | LOCK_NB) == 0) return;
+            if (errno == EINTR) continue;
+            if (errno != EWOULDBLOCK) {
+                error_ = "cannot lock " + path + ": " + std::strerror(errno);
+                break;
+            }
+            const auto now = std::chrono::steady_clock::now();
+            if (now >= deadline) {
+                error_ = fmt::format("{} is held by another process (waited {} ms)", path, kSnapshotLockWait.count());
+                break;
+            }
+            std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(pause, deadline - now));
+            pause = std::min(pause * 2, std::chrono::milliseconds(50));
+        }
+        release();
     }
-    ~ExclusiveLock() {
-        if (fd_ >= 0) ::close(fd_);  // closing releases the lock
-    }
+    ~ExclusiveLock() { release(); }  // closing releases the lock
     ExclusiveLock(const ExclusiveLock&) = delete;
     ExclusiveLock& operator=(const ExclusiveLock&) = delete;
     bool held() const { return fd_ >= 0; }
     const std::string& error() const { return error_; }
 
 private:
+    void release() {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = -1;
+    }
     int fd_ = -1;
     std::string error_;
 };
@@ -106,8 +141,7 @@ Result<NodeTopology> load_or_publish_node_topology(const std::string& path,
     // A missing snapshot is the normal first start: only other reasons are news.
     if (first || access(path.c_str(), F_OK) == 0) out.note = "rediscovered: " + reason;
     if (!lock.held()) {
-        out.note += (out.note.empty() ? "" : "; ") +
-                    fmt::format("not published: cannot lock {}.lock: {}", path, lock.error());
+        out.note += (out.note.empty() ? "" : "; ") + ("not published: " + lock.error());
         return out;
     }
     if (auto written = write_snapshot(out.model, path); !written)

@@ -6,6 +6,7 @@
 // others map that snapshot in microseconds.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <string>
 
@@ -24,11 +25,18 @@ struct NodeTopology {
 // in (/proc/sys/kernel/random/boot_id): a snapshot from another boot is stale.
 inline constexpr const char* kBootIdKey = "boot_id";
 
+// How long a caller tries for the lock on `path`.lock before it gives up
+// waiting: it then uses its own discovery and does not publish it.
+inline constexpr std::chrono::milliseconds kSnapshotLockWait{2000};
+
 // Maps the snapshot at `path` when it is usable (valid, same host name and
 // boot); otherwise discovers the topology with `discover` (default: this
 // machine through hwloc), publishes it at `path` atomically and returns it.
 // Concurrent callers discover once: an exclusive lock on `path`.lock
 // serialises discovery, and a snapshot published while a caller waited is used.
+// Never blocks: a FIFO at `path` or at the lock is refused (not a regular
+// file), and a lock held elsewhere is waited for kSnapshotLockWait at most;
+// the caller then discovers for itself and publishes nothing (said in `note`).
 // \return the topology, or the Error of the discovery. Failing to publish is
 //         not an error (the model is returned, with the reason in `note`).
 Result<NodeTopology> load_or_publish_node_topology(const std::string& path,

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "preload/raw_syscall.hpp"
+#include "preload/stderr_notice.hpp"
 #include "preload/text.hpp"
 
 namespace stacksage::preload {
@@ -116,34 +117,85 @@ long pwrite_all(int fd, const char* buf, std::size_t len, std::uint64_t offset) 
 
 }  // namespace
 
+namespace {
+
+// The log's name for an image: rank-0003.pid-4711.jsonl, then
+// rank-0003.pid-4711.1.jsonl, .2, ... for the images after exec.
+void log_name(char* out, std::size_t cap, long rank, int pid, unsigned image) {
+    TextBuffer name(out, cap);
+    if (rank >= 0) name.add("rank-").add_uint(static_cast<unsigned long>(rank), 4).add(".");
+    name.add("pid-").add_uint(static_cast<unsigned>(pid));
+    if (image > 0) name.add(".").add_uint(image);
+    name.add(".jsonl");
+}
+
+// Whether anything has the name in dir (a file, a link, a FIFO: O_PATH opens
+// none of them for real, and follows no link).
+bool name_taken(int dir, const char* name) {
+    long fd = raw::openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) raw::close(static_cast<int>(fd));
+    return fd >= 0 || fd != -ENOENT;
+}
+
+// The images of one pid take .1, .2, ... in turn: the first free number is
+// found by doubling, then halving, in about 2*log2(n) look-ups (a process
+// that execs itself thousands of times pays microseconds per exec, not a
+// look-up per earlier image).
+unsigned first_free_image(int dir, long rank, int pid, char* name, std::size_t cap) {
+    constexpr unsigned kLargest = 1u << 30;
+    unsigned taken = 0, free = 1;  // image 0 is known to be taken
+    for (;;) {
+        log_name(name, cap, rank, pid, free);
+        if (!name_taken(dir, name)) break;
+        taken = free;
+        if (free >= kLargest) return kLargest;
+        free *= 2;
+    }
+    while (free - taken > 1) {
+        const unsigned mid = taken + (free - taken) / 2;
+        log_name(name, cap, rank, pid, mid);
+        if (name_taken(dir, name))
+            taken = mid;
+        else
+            free = mid;
+    }
+    return free;
+}
+
+}  // namespace
+
 bool EventLog::create(long rank, int pid) {
-    for (int attempt = 0; attempt < 100; ++attempt) {
-        TextBuffer name(name_, sizeof name_);
-        if (rank >= 0) name.add("rank-").add_uint(static_cast<unsigned long>(rank), 4).add(".");
-        name.add("pid-").add_uint(static_cast<unsigned>(pid));
-        if (attempt > 0) name.add(".").add_uint(static_cast<unsigned>(attempt));
-        name.add(".jsonl");
-        // O_RDWR, not O_APPEND: the file is mapped, and each line goes to the
-        // range its writer reserved.
-        long fd = raw::openat(host_dir_fd_, name_,
-                              O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-        if (fd >= 0) {
-            fd_ = move_to_high_fd(static_cast<int>(fd));
-            write_error_ = 0;
-            image_ = attempt;
-            struct stat st{};
-            if (raw::fstat(fd_, &st) == 0) {
-                dev_ = st.st_dev;
-                ino_ = st.st_ino;
+    // No limit on the number of images: a name found free may be taken by
+    // the time it is created (or the names have gaps), so a few names after
+    // it are tried in turn, and then the search starts again from there.
+    unsigned image = 0;
+    for (int round = 0; round < 64; ++round) {
+        for (int tries = 0; tries < 16; ++tries, ++image) {
+            log_name(name_, sizeof name_, rank, pid, image);
+            // O_RDWR, not O_APPEND: the file is mapped, and each line goes
+            // to the range its writer reserved.
+            long fd = raw::openat(host_dir_fd_, name_,
+                                  O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+            if (fd >= 0) {
+                fd_ = move_to_high_fd(static_cast<int>(fd));
+                write_error_ = 0;
+                image_ = static_cast<int>(image);
+                struct stat st{};
+                if (raw::fstat(fd_, &st) == 0) {
+                    dev_ = st.st_dev;
+                    ino_ = st.st_ino;
+                }
+                // The first chunk now: no other thread writes yet (before
+                // Ready, or in a child of fork), so no lock.
+                use_mapping_.store(true, std::memory_order_relaxed);
+                grow_to(1);
+                return true;
             }
-            // The first chunk now: no other thread writes yet (before Ready,
-            // or in a child of fork), so no lock.
-            use_mapping_.store(true, std::memory_order_relaxed);
-            grow_to(1);
-            return true;
+            write_error_ = fd;
+            if (fd != -EEXIST) return false;
         }
-        write_error_ = fd;
-        if (fd != -EEXIST) return false;
+        const unsigned next = first_free_image(host_dir_fd_, rank, pid, name_, sizeof name_);
+        if (next > image) image = next;
     }
     return false;
 }
@@ -319,7 +371,7 @@ void EventLog::report_removed() {
     if (out_dir_ != nullptr && host_ != nullptr) msg.add(out_dir_).add("/").add(host_).add("/");
     msg.add(name_).add(" was removed while the process ran (was the output directory deleted?); "
                        "the events of this process are lost, the application runs on\n");
-    raw::write_all(2, msg.c_str(), msg.size());
+    tell_stderr_once(msg.c_str(), msg.size());
 }
 
 bool EventLog::still_recording() {
@@ -390,7 +442,7 @@ void EventLog::fail(long error, const char* what) {
     msg.add("stacksage: the event log ").add(name_).add(" ").add(what).add(" (").add(
         strerrordesc_np(static_cast<int>(-error))).add("); later events of this process are not "
                                                         "recorded, the application runs on\n");
-    raw::write_all(2, msg.c_str(), msg.size());
+    tell_stderr_once(msg.c_str(), msg.size());
 }
 
 }  // namespace stacksage::preload

@@ -42,6 +42,7 @@ public:
     // Opens OUT/<host>/ (creating <host>) and creates the log, named
     // rank-0003.pid-4711.jsonl when rank >= 0, pid-4711.jsonl otherwise; a
     // taken name (the pid's earlier image before an exec) gets ".1", ".2", ...
+    // with no limit: the first free number, found in O(log n) look-ups.
     // On failure writes why into error and returns false.
     bool open(const char* out_dir, const char* host, long rank, int pid, char* error,
               std::size_t error_cap);

@@ -58,35 +58,78 @@ void JsonLine::str(const char* s) {
     str(s, n);
 }
 
+namespace {
+
+// Length of the valid UTF-8 sequence that starts at s[0] (of the n bytes
+// left), or 0 when s[0] does not start one: shortest form only, no
+// surrogates (U+D800..U+DFFF), nothing past U+10FFFF (RFC 3629), which is
+// what a strict JSON reader accepts.
+std::size_t utf8_sequence(const unsigned char* s, std::size_t n) {
+    const unsigned char c = s[0];
+    std::size_t len;
+    unsigned char lo = 0x80, hi = 0xbf;  // the range of the second byte
+    if (c >= 0xc2 && c <= 0xdf) {
+        len = 2;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        len = 3;
+        if (c == 0xe0) lo = 0xa0;       // overlong
+        else if (c == 0xed) hi = 0x9f;  // surrogates
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        len = 4;
+        if (c == 0xf0) lo = 0x90;       // overlong
+        else if (c == 0xf4) hi = 0x8f;  // past U+10FFFF
+    } else {
+        return 0;  // ASCII is not asked for; 0x80..0xc1 and 0xf5..0xff start nothing
+    }
+    if (n < len || s[1] < lo || s[1] > hi) return 0;
+    for (std::size_t i = 2; i < len; ++i)
+        if (s[i] < 0x80 || s[i] > 0xbf) return 0;
+    return len;
+}
+
+bool plain_ascii(unsigned char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; }
+
+}  // namespace
+
 void JsonLine::str(const char* s, std::size_t n) {
     before_value();
     put('"');
-    // Paths and names rarely need escaping: copy runs of plain bytes at once.
-    std::size_t plain = 0;
-    while (plain < n) {
-        auto c = static_cast<unsigned char>(s[plain]);
-        if (c < 0x20 || c == '"' || c == '\\' || c == 0x7f) break;
-        ++plain;
-    }
-    put(s, plain);
+    const auto* u = reinterpret_cast<const unsigned char*>(s);
     static const char kHex[] = "0123456789abcdef";
-    for (std::size_t i = plain; i < n && !overflow_; ++i) {
-        auto c = static_cast<unsigned char>(s[i]);
+    std::size_t i = 0;
+    while (i < n && !overflow_) {
+        // Paths and names rarely need escaping: copy runs of printable ASCII
+        // and valid UTF-8 at once.
+        std::size_t plain = i;
+        for (;;) {
+            if (plain < n && plain_ascii(u[plain])) {
+                ++plain;
+            } else if (plain < n && u[plain] >= 0x80) {
+                const std::size_t len = utf8_sequence(u + plain, n - plain);
+                if (len == 0) break;
+                plain += len;
+            } else {
+                break;
+            }
+        }
+        put(s + i, plain - i);
+        if (plain >= n) break;
+        i = plain;
+        const unsigned char c = u[i++];
         switch (c) {
             case '"': put("\\\"", 2); break;
             case '\\': put("\\\\", 2); break;
             case '\n': put("\\n", 2); break;
             case '\r': put("\\r", 2); break;
             case '\t': put("\\t", 2); break;
-            default:
-                if (c < 0x20 || c == 0x7f) {
-                    char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
-                    put(esc, 6);
-                } else {
-                    // Bytes >= 0x80 pass through: command lines and paths are
-                    // almost always UTF-8; a reader must tolerate the rest.
-                    put(static_cast<char>(c));
-                }
+            default: {
+                // A control character (C0, DEL), or a byte that is no part of
+                // valid UTF-8: \u00XX, the Latin-1 character of the same
+                // number (docs/event-log.md, "Strings"). Every line stays
+                // strict JSON; a Latin-1 name still reads right.
+                char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
+                put(esc, 6);
+            }
         }
     }
     put('"');

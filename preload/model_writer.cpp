@@ -2,6 +2,7 @@
 // exit and writes it next to the log. Loaded by the preload with
 // dlopen(RTLD_LOCAL) only then (see process_model_hook.cpp).
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,7 +10,6 @@
 #include <cstring>
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -58,6 +58,45 @@ std::string publish(const fs::path& dir, const std::string& name, const std::str
     return failure;
 }
 
+// Calls on_line with each line of the file at path; "" when it was read,
+// else why not. The log is read back by its name, which someone may have
+// given to a FIFO or a link meanwhile (OUT may be a shared /tmp): opened
+// non-blocking and without following a link, and only a regular file read.
+template <class OnLine>
+std::string read_lines(const fs::path& path, OnLine&& on_line) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) return path.string() + ": cannot be read: " + std::strerror(errno);
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        return path.string() + ": not a regular file";
+    }
+    std::string pending;
+    char buf[1 << 16];
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            const int err = errno;
+            ::close(fd);
+            return path.string() + ": cannot be read: " + std::strerror(err);
+        }
+        if (n == 0) break;
+        std::size_t from = 0;
+        for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) {
+            if (buf[i] != '\n') continue;
+            pending.append(buf + from, i - from);
+            on_line(pending);
+            pending.clear();
+            from = i + 1;
+        }
+        pending.append(buf + from, static_cast<std::size_t>(n) - from);
+    }
+    ::close(fd);
+    if (!pending.empty()) on_line(pending);
+    return {};
+}
+
 std::string model_file_name(const std::string& log_name) {
     const std::string suffix = ".jsonl";
     std::string stem = log_name.size() > suffix.size() &&
@@ -81,6 +120,7 @@ int write_model(const char* host_dir, const char* log_name, char* error, size_t 
         set_error(error, error_cap, "topology: " + loaded.error().message);
         return 1;
     }
+    const std::string note = loaded->note;
     Model model = std::move(loaded->model);
     std::vector<ComponentId> nodes = model.components_of_type(ComponentType::Node);
     if (nodes.empty()) {
@@ -88,22 +128,21 @@ int write_model(const char* host_dir, const char* log_name, char* error, size_t 
         return 1;
     }
     preload::ProcessModelBuilder builder(model, nodes.front());
-    std::ifstream log(dir / log_name);
-    if (!log) {
-        set_error(error, error_cap, (dir / log_name).string() + ": cannot be read");
-        return 1;
-    }
     // In time order: a creator's thread_created line, dated at the creation,
     // may follow lines of the thread it created (process_model_builder.hpp).
     // An event without a time keeps its place after the one before it.
     std::vector<std::pair<std::uint64_t, nlohmann::json>> events;
     std::uint64_t last_t = 0;
-    for (std::string line; std::getline(log, line);) {
+    std::string failure = read_lines(dir / log_name, [&](const std::string& line) {
         nlohmann::json event = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-        if (event.is_discarded()) continue;  // a torn last line is skipped
+        if (event.is_discarded()) return;  // a torn last line is skipped
         if (const auto t = event.find("t"); t != event.end() && t->is_number_unsigned())
             last_t = t->get<std::uint64_t>();
         events.emplace_back(last_t, std::move(event));
+    });
+    if (!failure.empty()) {
+        set_error(error, error_cap, failure);
+        return 1;
     }
     std::stable_sort(events.begin(), events.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -115,6 +154,7 @@ int write_model(const char* host_dir, const char* log_name, char* error, size_t 
         set_error(error, error_cap, failure);
         return 1;
     }
+    set_error(error, error_cap, note);
     return 0;
 }
 

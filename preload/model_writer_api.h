@@ -15,7 +15,11 @@ extern "C" {
 
 /* Reads <host_dir>/<log_name> (and <host_dir>/topology.xml when present),
  * builds the process's model and writes it to <host_dir>/<log stem>.model.json.
- * Returns 0 on success; otherwise writes a message into error. */
+ * Returns 0 on success, with a note in error when something was worked
+ * around (the node's topology snapshot could not be used or published; ""
+ * when nothing was); otherwise 1, with the reason in error. Never blocks on
+ * a file in host_dir: a FIFO there is refused, a held lock waited for a
+ * bounded time (parsers/node_topology_cache.hpp). */
 typedef int (*StacksageWriteProcessModel)(const char* host_dir, const char* log_name,
                                           char* error, size_t error_cap);
 

@@ -12,6 +12,7 @@
 #include "preload/cgroup_cpuset.hpp"
 #include "preload/environment.hpp"
 #include "preload/real_functions.hpp"
+#include "preload/stderr_notice.hpp"
 #include "preload/run_delay.hpp"
 #include "preload/thread_cpu_clock.hpp"
 #include "preload/tracer.hpp"
@@ -263,7 +264,7 @@ STACKSAGE_EXPORT int __libc_start_main(real::MainFn main, int argc, char** argv,
     auto real_start = real::__libc_start_main();
     if (real_start == nullptr) {
         // Cannot happen with glibc; without it there is no way to start main.
-        raw::write_all(2, "stacksage: __libc_start_main not found\n", 39);
+        tell_stderr_once("stacksage: __libc_start_main not found\n", 39);
         raw::exit_group(127);
     }
     g_application_main = main;

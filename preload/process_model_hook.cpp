@@ -75,6 +75,7 @@ void write_process_model_at_exit(const char* skip_reason) {
     begin_event(line, "model");
     line.field_bool("ok", ok);
     if (!ok) line.field("error", error);
+    else if (error[0] != '\0') line.field("note", error);  // a worked-around problem
     line.field_u("duration_ns", monotonic_ns() - start);
     emit(line, "model");
 }

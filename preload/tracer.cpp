@@ -13,6 +13,7 @@
 #include "preload/module_table.hpp"
 #include "preload/recorder_threads.hpp"
 #include "preload/sampling_hook.hpp"
+#include "preload/stderr_notice.hpp"
 #include "preload/text.hpp"
 
 namespace stacksage::preload {
@@ -227,7 +228,7 @@ void say(const char* message) {
     char buf[1400];
     TextBuffer line(buf, sizeof buf);
     line.add("stacksage: ").add(message).add("\n");
-    raw::write_all(2, line.c_str(), line.size());
+    tell_stderr_once(line.c_str(), line.size());
 }
 
 void reinitialise_in_child() {

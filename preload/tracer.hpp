@@ -121,7 +121,8 @@ void begin_event(JsonLine& line, const char* event, std::uint64_t t_ns = 0);
 // one with "truncated": true so the event is still counted.
 void emit(JsonLine& line, const char* event);
 
-// "stacksage: <message>" on stderr (unless STACKSAGE_QUIET is set).
+// "stacksage: <message>" on stderr (unless STACKSAGE_QUIET is set), when it
+// is this process's first: one line at most (preload/stderr_notice.hpp).
 void say(const char* message);
 
 // The process_start line (also used by a forked child), written to the log.

@@ -10,6 +10,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -317,8 +318,9 @@ TEST(PreloadFaults, LowDescriptorLimitFromTheStartLeavesEveryNumberToTheApplicat
 
 // rm -rf OUT while the application still creates threads (2,000 more: the
 // log must grow, into a file that no longer has a name) and then forks. The
-// application is unaffected; each process says once that its recording is
-// lost; OUT is not recreated.
+// application is unaffected; one line says the recording is lost (the
+// forked child, which cannot record either, stays quiet: its parent said
+// it); OUT is not recreated.
 TEST(PreloadFaults, OutputDirectoryRemovedMidRun) {
     TempDir scratch;
     fs::create_directory(scratch.path() / "plain");
@@ -350,21 +352,12 @@ TEST(PreloadFaults, OutputDirectoryRemovedMidRun) {
     EXPECT_FALSE(fs::exists(out)) << "the recorder must not recreate the output directory";
 
     // The parent says once that its log was removed; the child (forked after
-    // the removal) once that it cannot record.
+    // the removal, and unable to record) inherits that its process already
+    // said its one line and stays quiet: one line on the job's stderr.
     auto messages = recorder_messages(r.err);
-    ASSERT_EQ(messages.size(), 2u) << r.err;
-    int parent_messages = 0, child_messages = 0;
-    for (const auto& m : messages) {
-        if (m.find(log_name) != std::string::npos) {
-            ++parent_messages;
-            EXPECT_NE(m.find("removed"), std::string::npos) << m;
-        } else if (m.find("untraced") != std::string::npos) {
-            ++child_messages;
-            EXPECT_NE(m.find("No such file or directory"), std::string::npos) << m;
-        }
-    }
-    EXPECT_EQ(parent_messages, 1) << joined(messages);
-    EXPECT_EQ(child_messages, 1) << joined(messages);
+    ASSERT_EQ(messages.size(), 1u) << r.err;
+    EXPECT_NE(messages[0].find(log_name), std::string::npos) << messages[0];
+    EXPECT_NE(messages[0].find("removed"), std::string::npos) << messages[0];
 }
 
 // OUT on a tmpfs that is already full: the log cannot get its first chunk.
@@ -753,6 +746,175 @@ TEST(PreloadFaults, StickySharedDirectoryOwnedByAnotherUser) {
     auto end = log.first("process_end");
     ASSERT_TRUE(end);
     EXPECT_EQ((*end)["status"], 6);
+}
+
+// ---------------------------------------------------------------------------
+// The traced job never harmed (issue 18): hostile files in the run directory,
+// odd bytes in what is recorded, long exec chains
+
+// The first log of the process whose pid is `pid` and whose image is `image`.
+const ProcessLog* log_of_image(const std::vector<ProcessLog>& logs, int pid, int image) {
+    for (const auto& l : logs)
+        if (l.pid() == pid && l.start().value("image", -1) == image) return &l;
+    return nullptr;
+}
+
+// A FIFO where the node's topology snapshot goes: opening it for reading
+// waited for a writer that never came, and the application hung at exit
+// (in the model writer). Now the snapshot is opened without blocking and
+// refused as not a regular file; the model is written all the same.
+TEST(PreloadFaults, FifoAtTheTopologySnapshotDoesNotHangTheApplication) {
+    TempDir out;
+    const fs::path host = out.path() / host_dir_name();
+    fs::create_directory(host);
+    ASSERT_EQ(::mkfifo((host / "topology.snap").c_str(), 0644), 0);
+    Spawned app({example("fault_cases"), "threads", "20"}, out.path());
+    const auto start = std::chrono::steady_clock::now();
+    RunResult r = app.finish(std::chrono::seconds(20));
+    const auto took = std::chrono::steady_clock::now() - start;
+    ASSERT_EQ(r.exit_code(), 6) << r.err;
+    EXPECT_LT(took, std::chrono::seconds(10));
+    EXPECT_TRUE(recorder_messages(r.err).empty()) << r.err;
+    auto logs = read_logs(out.path());
+    ASSERT_EQ(logs.size(), 1u);
+    expect_well_formed(logs[0]);
+    expect_complete(logs[0]);
+    auto model = logs[0].first("model");
+    ASSERT_TRUE(model);
+    EXPECT_TRUE((*model)["ok"].get<bool>()) << model->dump();
+}
+
+// Another process holds the lock that serialises publishing the snapshot
+// (and never lets go): flock(LOCK_EX) waited for it forever. Now the lock is
+// tried for a bounded time; the process then finds the topology itself,
+// does not publish it, and says so in its log (not on the application's
+// stderr).
+TEST(PreloadFaults, TopologySnapshotLockHeldElsewhereDoesNotHangTheApplication) {
+    TempDir out;
+    const fs::path host = out.path() / host_dir_name();
+    fs::create_directory(host);
+    const int lock_fd = ::open((host / "topology.snap.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    ASSERT_GE(lock_fd, 0);
+    ASSERT_EQ(::flock(lock_fd, LOCK_EX), 0);
+    Spawned app({example("fault_cases"), "threads", "20"}, out.path());
+    const auto start = std::chrono::steady_clock::now();
+    RunResult r = app.finish(std::chrono::seconds(20));
+    const auto took = std::chrono::steady_clock::now() - start;
+    ::close(lock_fd);
+    ASSERT_EQ(r.exit_code(), 6) << r.err;
+    EXPECT_LT(took, std::chrono::seconds(10));
+    EXPECT_TRUE(recorder_messages(r.err).empty()) << r.err;
+    auto logs = read_logs(out.path());
+    ASSERT_EQ(logs.size(), 1u);
+    expect_well_formed(logs[0]);
+    expect_complete(logs[0]);
+    auto model = logs[0].first("model");
+    ASSERT_TRUE(model);
+    EXPECT_TRUE((*model)["ok"].get<bool>()) << model->dump();
+    EXPECT_NE(model->value("note", "").find("topology.snap.lock"), std::string::npos) << model->dump();
+    EXPECT_FALSE(fs::exists(host / "topology.snap"));
+}
+
+// The process's own log, renamed away while it runs and replaced by a FIFO:
+// the model writer read the log back by its name at exit and hung there.
+// Now it opens it without blocking or following links, refuses anything
+// but a regular file, and says so in the model event.
+TEST(PreloadFaults, FifoInPlaceOfTheOwnLogDoesNotHangTheApplication) {
+    TempDir scratch;
+    const fs::path out = scratch.path() / "out";
+    const fs::path gate = scratch.path() / "gate";
+    fs::create_directory(out);
+    fs::create_directory(gate);
+    Spawned app({example("fault_cases"), "wait-rm"}, out, {{"FAULT_DIR", gate.string()}});
+    ASSERT_TRUE(app.wait_for_output("wait-rm: ready"));
+    auto before = read_logs(out);
+    ASSERT_EQ(before.size(), 1u);
+    const fs::path log_file = before[0].file;
+    const fs::path moved = scratch.path() / "moved.jsonl";
+    fs::rename(log_file, moved);
+    ASSERT_EQ(::mkfifo(log_file.c_str(), 0644), 0);
+    fs::remove(gate);
+    const auto start = std::chrono::steady_clock::now();
+    RunResult r = app.finish(std::chrono::seconds(30));
+    const auto took = std::chrono::steady_clock::now() - start;
+    ASSERT_EQ(r.exit_code(), 5) << r.err;
+    EXPECT_LT(took, std::chrono::seconds(20));
+    EXPECT_TRUE(fs::is_fifo(log_file));
+    // Everything the process recorded is in its file, under its new name.
+    ProcessLog log = read_log(moved);
+    expect_well_formed(log);
+    EXPECT_EQ(log.all("thread_start").size(), 2050u);
+    auto model = log.first("model");
+    ASSERT_TRUE(model);
+    EXPECT_FALSE((*model)["ok"].get<bool>());
+    EXPECT_NE(model->value("error", "").find("not a regular file"), std::string::npos) << model->dump();
+}
+
+// A process that execs itself 120 times (one pid, 121 images): from the
+// 100th exec on, no log name was left (".1" to ".99" only) and each image
+// ran untraced, saying so on the application's stderr. Now every image is
+// recorded, under ".1", ".2", ... ".120", and stderr carries nothing of ours.
+TEST(PreloadFaults, ExecChainOf120ImagesIsRecordedWholeWithAQuietStderr) {
+    TempDir out;
+    RunResult r = run_fault({"exec-chain", "120"}, out.path());
+    ASSERT_EQ(r.exit_code(), 0) << r.err;
+    EXPECT_NE(r.out.find("exec-chain: done"), std::string::npos) << r.out;
+    EXPECT_EQ(r.err, "");
+    auto logs = read_logs(out.path());
+    ASSERT_EQ(logs.size(), 121u) << describe(logs);
+    const int pid = logs[0].pid();
+    for (int image = 0; image <= 120; ++image) {
+        SCOPED_TRACE("image " + std::to_string(image));
+        const ProcessLog* log = log_of_image(logs, pid, image);
+        ASSERT_NE(log, nullptr) << describe(logs);
+        expect_well_formed(*log);
+        expect_complete(*log);
+        EXPECT_EQ(log->file.filename().string(),
+                  "pid-" + std::to_string(pid) + (image > 0 ? "." + std::to_string(image) : "") + ".jsonl");
+        EXPECT_EQ(log->all("thread_start").size(), 1u);
+        EXPECT_EQ(log->all("exec").size(), image < 120 ? 1u : 0u);
+    }
+}
+
+// Command-line arguments (so the command line and the exec event's argv)
+// with bytes that are not UTF-8, control characters (an ANSI colour
+// sequence) and a multi-byte character cut by the exec event's 200-byte
+// limit: every line of every log is strict JSON, and the text comes back
+// with each stray byte read as the Latin-1 character of the same number
+// (docs/event-log.md).
+TEST(PreloadFaults, ArgumentsThatAreNotUtf8AreWrittenAsStrictJson) {
+    TempDir out;
+    const std::string invalid = "caf\xe9-\xff\xfe-\xc3\xa9-\xed\xa0\x80-\xc0\xaf";
+    const std::string control = "\x1b[31mred\x1b[0m\x01\x7f";
+    const std::string cut = std::string(199, 'a') + "\xc3\xa9";  // split at byte 200
+    RunResult r = run_fault({"exec-chain", "1", invalid, control, cut}, out.path());
+    ASSERT_EQ(r.exit_code(), 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    auto logs = read_logs(out.path());
+    ASSERT_EQ(logs.size(), 2u) << describe(logs);
+    for (const auto& log : logs) {
+        expect_well_formed(log);  // every line parsed (nlohmann::json::parse, strict)
+        expect_complete(log);
+    }
+    const std::string invalid_as_text = "caf\xc3\xa9-\xc3\xbf\xc3\xbe-\xc3\xa9-\xc3\xad\xc2\xa0\xc2\x80-\xc3\x80\xc2\xaf";
+    const ProcessLog* first = log_of_image(logs, logs[0].pid(), 0);
+    ASSERT_NE(first, nullptr) << describe(logs);
+    const nlohmann::json cmdline = first->start()["cmdline"];
+    ASSERT_EQ(cmdline.size(), 6u) << cmdline.dump();
+    EXPECT_EQ(cmdline[3].get<std::string>(), invalid_as_text);
+    EXPECT_EQ(cmdline[4].get<std::string>(), control);
+    EXPECT_EQ(cmdline[5].get<std::string>(), cut);
+    auto exec = first->first("exec");
+    ASSERT_TRUE(exec);
+    const nlohmann::json argv = (*exec)["argv"];
+    ASSERT_EQ(argv.size(), 6u) << exec->dump();
+    EXPECT_EQ(argv[3].get<std::string>(), invalid_as_text);
+    EXPECT_EQ(argv[4].get<std::string>(), control);
+    EXPECT_EQ(argv[5].get<std::string>(), std::string(199, 'a') + "\xc3\x83");  // the lone 0xc3
+    // No control character is left raw in a line.
+    std::ifstream in(first->file, std::ios::binary);
+    for (std::string line; std::getline(in, line);)
+        for (unsigned char c : line) EXPECT_TRUE(c >= 0x20 && c != 0x7f) << "byte " << int(c) << " in " << line;
 }
 
 }  // namespace

@@ -79,6 +79,99 @@ TEST(JsonLine, ExactFitKeepsRoomForTheNewline) {
     }
 }
 
+// The text a strict reader gets back from str(s): parses the line with
+// nlohmann::json::parse (which refuses invalid UTF-8 and raw control bytes).
+std::string round_trip(const std::string& s) {
+    char buf[1024];
+    JsonLine line(buf, sizeof buf);
+    line.open_object();
+    line.key("s");
+    line.str(s.data(), s.size());
+    const std::string text = finish(line);
+    EXPECT_FALSE(text.empty());
+    return nlohmann::json::parse(text)["s"].get<std::string>();
+}
+
+// Valid UTF-8 passes through unchanged, of every length, at both ends of
+// the code space and next to the surrogates.
+TEST(JsonLine, ValidUtf8PassesThrough) {
+    for (const std::string s : {"caf\xc3\xa9", "\xc2\x80", "\xdf\xbf", "\xe0\xa0\x80", "\xed\x9f\xbf", "\xee\x80\x80",
+                                "\xef\xbf\xbf", "\xf0\x90\x80\x80", "\xf4\x8f\xbf\xbf", "\xe2\x80\xa8 line separator",
+                                "\xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80"}) {
+        EXPECT_EQ(round_trip(s), s);
+    }
+}
+
+// Each byte that does not belong to a valid UTF-8 sequence is written as
+// the Latin-1 character of the same number (\u0080 to \u00ff): the line is
+// strict JSON, and a Latin-1 name still reads right.
+TEST(JsonLine, BytesThatAreNotUtf8BecomeTheirLatin1Characters) {
+    struct Case {
+        std::string in, out;
+    };
+    const Case cases[] = {
+        {"caf\xe9", "caf\xc3\xa9"},                                  // Latin-1 é
+        {"\xff\xfe", "\xc3\xbf\xc3\xbe"},                            // never in UTF-8
+        {"\x80", "\xc2\x80"},                                        // a lone continuation byte
+        {"\xc3", "\xc3\x83"},                                        // cut at the end
+        {"\xc3" "a", "\xc3\x83" "a"},                                // cut in the middle
+        {"\xe2\x82", "\xc3\xa2\xc2\x82"},                            // 3-byte sequence cut
+        {"\xf0\x9f\x98", "\xc3\xb0\xc2\x9f\xc2\x98"},                // 4-byte sequence cut
+        {"\xc0\xaf", "\xc3\x80\xc2\xaf"},                            // overlong '/'
+        {"\xe0\x80\xaf", "\xc3\xa0\xc2\x80\xc2\xaf"},                // overlong, 3 bytes
+        {"\xf0\x80\x80\xaf", "\xc3\xb0\xc2\x80\xc2\x80\xc2\xaf"},    // overlong, 4 bytes
+        {"\xed\xa0\x80", "\xc3\xad\xc2\xa0\xc2\x80"},                // a surrogate (U+D800)
+        {"\xf4\x90\x80\x80", "\xc3\xb4\xc2\x90\xc2\x80\xc2\x80"},    // past U+10FFFF
+        {"\xf8\x88\x80\x80\x80", "\xc3\xb8\xc2\x88\xc2\x80\xc2\x80\xc2\x80"},  // 5-byte form
+        {"ok\xff" "caf\xc3\xa9", "ok\xc3\xbf" "caf\xc3\xa9"},        // valid text around a stray byte
+    };
+    for (const Case& c : cases) {
+        SCOPED_TRACE(nlohmann::json(c.out).dump());
+        EXPECT_EQ(round_trip(c.in), c.out);
+    }
+}
+
+// Every control character (C0 and DEL) is escaped; none is left raw in the
+// line, so a terminal showing a log shows no colours and no bells.
+TEST(JsonLine, ControlCharactersAreEscaped) {
+    std::string all;
+    for (int c = 1; c < 0x20; ++c) all += static_cast<char>(c);
+    all += '\x7f';
+    all += "\x1b[31mred\x1b[0m";
+    char buf[1024];
+    JsonLine line(buf, sizeof buf);
+    line.open_object();
+    line.key("s");
+    line.str(all.data(), all.size());
+    const std::string text = finish(line);
+    ASSERT_FALSE(text.empty());
+    for (std::size_t i = 0; i + 1 < text.size(); ++i) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        EXPECT_TRUE(c >= 0x20 && c != 0x7f) << "raw byte " << int(c) << " at " << i;
+    }
+    EXPECT_NE(text.find("\\u001b[31m"), std::string::npos) << text;
+    EXPECT_EQ(nlohmann::json::parse(text)["s"], all);
+}
+
+// Escaping makes a string longer (a stray byte takes 6 bytes): a string that
+// no longer fits is an overflow, never a cut escape.
+TEST(JsonLine, EscapesThatDoNotFitOverflow) {
+    const std::string stray(20, '\xff');
+    for (std::size_t cap = 1; cap < 140; ++cap) {
+        std::string storage(cap, '\0');
+        JsonLine line(storage.data(), cap);
+        line.open_object();
+        line.key("s");
+        line.str(stray.data(), stray.size());
+        const std::size_t n = line.finish();
+        if (n == 0) {
+            EXPECT_TRUE(line.overflowed()) << cap;
+            continue;
+        }
+        EXPECT_EQ(nlohmann::json::parse(std::string(storage.data(), n))["s"].get<std::string>().size(), 40u);
+    }
+}
+
 // Numbers are formatted two digits at a time and hex digits in place: check
 // every length against the standard library, and the exact fit.
 TEST(JsonLine, NumbersOfEveryLength) {

@@ -3,10 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <poll.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -337,5 +342,98 @@ TEST(NodeTopologyCache, SixtyFourProcessesStartingAtOnceDiscoverOnce) {
     for (auto& e : fs::directory_iterator(dir))
         EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << e.path();
     EXPECT_TRUE(open_snapshot(path));
+    fs::remove_all(dir);
+}
+
+namespace {
+
+// Runs load_or_publish_node_topology(path) in a child process, so that a
+// call that blocks cannot block the test: the child is killed after
+// `limit`. Returns "exit", "note", "seconds" in one text, or "hung".
+std::string load_in_child(const std::string& path, std::chrono::seconds limit) {
+    int out[2];
+    if (pipe(out) != 0) return "pipe failed";
+    const pid_t pid = fork();
+    if (pid == 0) {
+        close(out[0]);
+        const auto start = std::chrono::steady_clock::now();
+        auto topo = load_or_publish_node_topology(path, [] { return discover_this_machine(); });
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        std::string text = std::string(topo ? "ok" : "failed: " + topo.error().message) + "\nnote: " +
+                           (topo ? topo->note : "") + "\nseconds: " + std::to_string(seconds) + "\n";
+        (void)!write(out[1], text.data(), text.size());
+        _exit(0);
+    }
+    close(out[1]);
+    std::string text;
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    for (;;) {
+        struct pollfd p{out[0], POLLIN, 0};
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0 || poll(&p, 1, static_cast<int>(left.count())) <= 0) {
+            kill(pid, SIGKILL);
+            text = "hung";
+            break;
+        }
+        char buf[4096];
+        const ssize_t n = read(out[0], buf, sizeof buf);
+        if (n <= 0) break;
+        text.append(buf, static_cast<std::size_t>(n));
+    }
+    close(out[0]);
+    waitpid(pid, nullptr, 0);
+    return text;
+}
+
+}  // namespace
+
+// A FIFO at the snapshot's name: opening it for reading waited for a writer
+// forever. Now it is refused as not a regular file, and the topology found
+// again (and published over it).
+TEST(NodeTopologyCache, FifoAtTheSnapshotIsRefusedWithoutBlocking) {
+    auto dir = temp_dir("fifo");
+    auto path = (dir / "topology.snap").string();
+    ASSERT_EQ(mkfifo(path.c_str(), 0644), 0);
+    const std::string result = load_in_child(path, std::chrono::seconds(20));
+    ASSERT_NE(result, "hung");
+    EXPECT_EQ(result.rfind("ok\n", 0), 0u) << result;
+    EXPECT_NE(result.find("not a regular file"), std::string::npos) << result;
+    EXPECT_TRUE(open_snapshot(path));
+    fs::remove_all(dir);
+}
+
+// Another process holds the lock and never lets go: flock waited forever.
+// Now the lock is tried for kSnapshotLockWait at most; the caller then uses
+// its own discovery, does not publish, and the note says why.
+TEST(NodeTopologyCache, LockHeldElsewhereIsWaitedForABoundedTime) {
+    auto dir = temp_dir("held");
+    auto path = (dir / "topology.snap").string();
+    const int held = open((path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    ASSERT_GE(held, 0);
+    ASSERT_EQ(flock(held, LOCK_EX), 0);
+    const std::string result = load_in_child(path, std::chrono::seconds(20));
+    close(held);
+    ASSERT_NE(result, "hung");
+    EXPECT_EQ(result.rfind("ok\n", 0), 0u) << result;
+    EXPECT_NE(result.find("not published: " + path + ".lock is held by another process"), std::string::npos)
+        << result;
+    const double seconds = std::stod(result.substr(result.find("seconds: ") + 9));
+    const double bound = std::chrono::duration<double>(kSnapshotLockWait).count();
+    EXPECT_GE(seconds, bound);
+    EXPECT_LT(seconds, bound + 5.0);
+    EXPECT_FALSE(fs::exists(path));
+    fs::remove_all(dir);
+}
+
+// A FIFO at the lock's name: never opened for blocking, never waited for.
+TEST(NodeTopologyCache, FifoAtTheLockIsRefused) {
+    auto dir = temp_dir("fifo-lock");
+    auto path = (dir / "topology.snap").string();
+    ASSERT_EQ(mkfifo((path + ".lock").c_str(), 0644), 0);
+    const std::string result = load_in_child(path, std::chrono::seconds(20));
+    ASSERT_NE(result, "hung");
+    EXPECT_EQ(result.rfind("ok\n", 0), 0u) << result;
+    EXPECT_NE(result.find("not a regular file"), std::string::npos) << result;
+    EXPECT_FALSE(fs::exists(path));
     fs::remove_all(dir);
 }
