@@ -49,12 +49,6 @@ std::vector<std::string> recorder_messages(const std::string& err) {
     return out;
 }
 
-std::string joined(const std::vector<std::string>& lines) {
-    std::string s;
-    for (const auto& l : lines) s += "  " + l + "\n";
-    return s;
-}
-
 RunResult run_fault(const std::vector<std::string>& args, const std::optional<fs::path>& output,
                     std::map<std::string, std::string> env = {}) {
     RunOptions o;
