@@ -837,7 +837,7 @@ TEST(PreloadFaults, FifoInPlaceOfTheOwnLogDoesNotHangTheApplication) {
     // Everything the process recorded is in its file, under its new name.
     ProcessLog log = read_log(moved);
     expect_well_formed(log);
-    EXPECT_EQ(log.thread_starts().size(), 2050u);
+    EXPECT_EQ(log.all("thread_start").size(), 2050u);
     auto model = log.first("model");
     ASSERT_TRUE(model);
     EXPECT_FALSE((*model)["ok"].get<bool>());

@@ -15,7 +15,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -157,22 +156,6 @@ std::vector<nlohmann::json> ProcessLog::all(const std::string& event) const {
 }
 
 std::vector<nlohmann::json> ProcessLog::thread_starts() const {
-    // What a thread wrote of its own start, by tid (one pass: logs of the
-    // stress tests hold hundreds of thousands of lines).
-    std::map<std::int64_t, std::vector<const nlohmann::json*>> start_masks, ends;
-    for (const auto& e : events) {
-        const std::string ev = e.value("ev", "");
-        if (ev == "start_mask") start_masks[e.value("tid", std::int64_t{-1})].push_back(&e);
-        if (ev == "thread_end" && e.contains("start_cpu")) ends[e.value("tid", std::int64_t{-1})].push_back(&e);
-    }
-    // A reused tid has several: the first line after the creation is the thread's.
-    auto own_line = [](const auto& by_tid, std::int64_t tid, std::uint64_t created) -> const nlohmann::json* {
-        const auto it = by_tid.find(tid);
-        if (it == by_tid.end()) return nullptr;
-        for (const nlohmann::json* line : it->second)
-            if (line->value("t", std::uint64_t{0}) >= created) return line;
-        return nullptr;
-    };
     std::vector<nlohmann::json> out;
     for (const auto& e : events) {
         const std::string ev = e.value("ev", "");
@@ -180,17 +163,18 @@ std::vector<nlohmann::json> ProcessLog::thread_starts() const {
             out.push_back(e);
         } else if (ev == "thread_created" && e.contains("target_tid")) {
             nlohmann::json s = e;
-            const std::int64_t tid = e["target_tid"].get<std::int64_t>();
             s["ev"] = "thread_start";
             s["creator_tid"] = e["tid"];
-            s["tid"] = tid;
+            s["tid"] = e["target_tid"];
             s.erase("target_tid");
-            const std::uint64_t created = e.value("t", std::uint64_t{0});
-            if (const nlohmann::json* mask = own_line(start_masks, tid, created)) {
-                s["cpuset"] = mask->value("cpuset", nlohmann::json());
-                s["cpu"] = mask->value("cpu", nlohmann::json());
-            } else if (const nlohmann::json* end = own_line(ends, tid, created)) {
-                s["cpu"] = (*end)["start_cpu"];
+            for (const auto& own : events) {
+                if (own.value("tid", -1) != s["tid"]) continue;
+                if (own.value("ev", "") == "start_mask") {
+                    s["cpuset"] = own.value("cpuset", nlohmann::json());
+                    s["cpu"] = own.value("cpu", nlohmann::json());
+                } else if (own.value("ev", "") == "thread_end" && own.contains("start_cpu") && !s.contains("cpu")) {
+                    s["cpu"] = own["start_cpu"];
+                }
             }
             out.push_back(std::move(s));
         }
