@@ -12,12 +12,12 @@ namespace stacksage {
 
 namespace {
 
-constexpr std::array<std::string_view, 22> kKnownEvents = {
-    "process_start", "process_end",    "fork",         "fork_failed",  "exec",
-    "exec_failed",   "thread_start",   "thread_created", "start_mask", "thread_end",
-    "thread_create_failed", "thread_name", "affinity",  "mpi_init",     "mpi_finalize",
-    "signal",        "topology",       "model",        "samples",      "sampling",
-    "thread_usage_at_exit", "join",
+constexpr std::array<std::string_view, 20> kKnownEvents = {
+    "process_start", "process_end",  "fork",         "fork_failed",  "exec",
+    "exec_failed",   "thread_start", "thread_end",   "thread_create_failed",
+    "thread_name",   "affinity",     "mpi_init",     "mpi_finalize", "signal",
+    "topology",      "model",        "samples",      "sampling",     "thread_usage_at_exit",
+    "join",
 };
 
 Error corrupt(const std::string& name, std::size_t line, std::string_view why) {

@@ -45,24 +45,23 @@ public:
         if (ev.truncated) return {};  // only the common fields survived; nothing to apply
         const JsonDocument& doc = *ev.doc;
         if (ev.name == "thread_start") {
-            // Written by the new thread itself (the process's first thread,
-            // and recorders before thread_created).
             ThreadRecord& t = new_thread(ev.tid, ev.t, false);
+            t.seq = doc.get_int("seq").value_or(-1);
             t.creator_tid = doc.get_int("creator_tid").value_or(-1);
-            apply_creation(t, ev);
-            if (auto cpu = doc.get_int("cpu"); cpu && *cpu >= 0) t.first_cpu = static_cast<int>(*cpu);
-        } else if (ev.name == "thread_created") {
-            // Written by the creator right after clone, dated at the creation:
-            // the new thread's own lines may come before it in the file.
-            const auto target = doc.get_int("target_tid");
-            if (!target || *target <= 0) return {};  // the tid was not known: its own lines make it
-            ThreadRecord& t = created_thread(*target, ev.t);
-            t.creator_tid = ev.tid;
-            apply_creation(t, ev);
-        } else if (ev.name == "start_mask") {
-            ThreadRecord& t = thread_or_discover(ev.tid, ev.t);
+            t.creator_module = intern_module(doc.get_string("creator_module"));
+            t.start_module = intern_module(doc.get_string("start_module"));
+            t.attr_cpuset = mask_field(doc, doc.root(), "attr_cpuset");
             if (auto m = mask_field(doc, doc.root(), "cpuset")) t.masks.push_back({ev.t, std::move(*m)});
             if (auto cpu = doc.get_int("cpu"); cpu && *cpu >= 0) t.first_cpu = static_cast<int>(*cpu);
+            t.pthread_handle = string_field(doc, "pthread");
+            t.create_t = doc.get_int("create_t").value_or(-1);
+            t.creator_cpu_ns = doc.get_int("creator_cpu_ns").value_or(-1);
+            // A name given before the thread started waits under its pthread handle.
+            if (auto handle = doc.get_string("pthread"))
+                if (auto it = pending_names_.find(std::string(*handle)); it != pending_names_.end()) {
+                    t.name = std::move(it->second);
+                    pending_names_.erase(it);
+                }
         } else if (ev.name == "thread_end") {
             ThreadRecord& t = thread_or_discover(ev.tid, ev.t);
             t.end_t = ev.t;
@@ -80,8 +79,6 @@ public:
             t.nvcsw = doc.get_int("nvcsw").value_or(-1);
             t.nivcsw = doc.get_int("nivcsw").value_or(-1);
             if (auto cpu = doc.get_int("cpu"); cpu && *cpu >= 0) t.last_cpu = static_cast<int>(*cpu);
-            if (auto cpu = doc.get_int("start_cpu"); cpu && *cpu >= 0 && t.first_cpu < 0)
-                t.first_cpu = static_cast<int>(*cpu);
         } else if (ev.name == "join") {
             on_join(ev);
         } else if (ev.name == "thread_usage_at_exit") {
@@ -238,40 +235,6 @@ private:
         r.discovered = discovered;
         by_tid_[tid] = p_.threads.size() - 1;
         return r;
-    }
-
-    // What thread_start and thread_created both say of a creation.
-    void apply_creation(ThreadRecord& t, const EventLogEvent& ev) {
-        const JsonDocument& doc = *ev.doc;
-        t.seq = doc.get_int("seq").value_or(-1);
-        t.creator_module = intern_module(doc.get_string("creator_module"));
-        t.start_module = intern_module(doc.get_string("start_module"));
-        t.attr_cpuset = mask_field(doc, doc.root(), "attr_cpuset");
-        if (auto m = mask_field(doc, doc.root(), "cpuset")) t.masks.push_back({ev.t, std::move(*m)});
-        t.pthread_handle = string_field(doc, "pthread");
-        t.create_t = doc.get_int("create_t").value_or(-1);
-        t.creator_cpu_ns = doc.get_int("creator_cpu_ns").value_or(-1);
-        // A name given before the thread started waits under its pthread handle.
-        if (auto handle = doc.get_string("pthread"))
-            if (auto it = pending_names_.find(std::string(*handle)); it != pending_names_.end()) {
-                t.name = std::move(it->second);
-                pending_names_.erase(it);
-            }
-    }
-
-    // The thread a thread_created line (dated `t`) names. Its own lines,
-    // written before the creator's, made it a "discovered" thread that
-    // started after `t`: that one is it. Otherwise a new thread.
-    ThreadRecord& created_thread(std::int64_t tid, std::int64_t t) {
-        if (auto it = by_tid_.find(tid); it != by_tid_.end()) {
-            ThreadRecord& r = p_.threads[it->second];
-            if (r.discovered && !r.is_main && r.start_t >= t && (r.end_t < 0 || r.end_t >= t)) {
-                r.discovered = false;
-                r.start_t = t;
-                return r;
-            }
-        }
-        return new_thread(tid, t, false);
     }
 
     // The live thread with this tid, or a new "discovered" one (created

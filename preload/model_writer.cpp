@@ -5,14 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <exception>
 #include <filesystem>
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "core/model_json.hpp"
 #include "parsers/hwloc_loader.hpp"
@@ -128,25 +125,14 @@ int write_model(const char* host_dir, const char* log_name, char* error, size_t 
         return 1;
     }
     preload::ProcessModelBuilder builder(model, nodes.front());
-    // In time order: a creator's thread_created line, dated at the creation,
-    // may follow lines of the thread it created (process_model_builder.hpp).
-    // An event without a time keeps its place after the one before it.
-    std::vector<std::pair<std::uint64_t, nlohmann::json>> events;
-    std::uint64_t last_t = 0;
     std::string failure = read_lines(dir / log_name, [&](const std::string& line) {
         nlohmann::json event = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-        if (event.is_discarded()) return;  // a torn last line is skipped
-        if (const auto t = event.find("t"); t != event.end() && t->is_number_unsigned())
-            last_t = t->get<std::uint64_t>();
-        events.emplace_back(last_t, std::move(event));
+        if (!event.is_discarded()) builder.apply(event);  // a torn last line is skipped
     });
     if (!failure.empty()) {
         set_error(error, error_cap, failure);
         return 1;
     }
-    std::stable_sort(events.begin(), events.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (const auto& [t, event] : events) builder.apply(event);
     builder.finish();
     const std::string text =
         model_to_json(model).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";

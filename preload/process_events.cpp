@@ -91,8 +91,7 @@ void write_process_end(const char* how, int status) {
         line.field("main_run_delay_ns", waited.run_delay_ns);
         line.field("main_run_slices", waited.slices);
     }
-    line.field_u("threads_created", p.thread_seq.load(std::memory_order_relaxed) -
-                                        p.threads_not_created.load(std::memory_order_relaxed));
+    line.field_u("threads_created", p.thread_seq.load(std::memory_order_relaxed));
     line.field_u("threads_untraced", p.threads_untraced.load(std::memory_order_relaxed));
     line.field_u("duration_ns", monotonic_ns() - p.start_mono_ns);
     emit(line, "process_end");

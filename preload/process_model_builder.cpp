@@ -100,11 +100,10 @@ void ProcessModelBuilder::on_process_start(const nlohmann::json& e, std::uint64_
     set_mask(main, as_string(e.value("cpuset", nlohmann::json())), t, "process_start");
 }
 
-void ProcessModelBuilder::on_thread_start(const nlohmann::json& e, std::uint64_t t, int tid,
-                                          std::int64_t creator_tid) {
-    ComponentId f = add_flow(tid, t);
+void ProcessModelBuilder::on_thread_start(const nlohmann::json& e, std::uint64_t t) {
+    ComponentId f = add_flow(static_cast<int>(as_int(e["tid"])), t);
     model_.set_attr(f, model_.key("seq"), as_int(e.value("seq", nlohmann::json())));
-    model_.set_attr(f, model_.key("creator_tid"), creator_tid);
+    model_.set_attr(f, model_.key("creator_tid"), as_int(e.value("creator_tid", nlohmann::json())));
     model_.set_attr(f, model_.key("creator_module"),
                     std::string_view(as_string(e.value("creator_module", nlohmann::json()))));
     model_.set_attr(f, model_.key("start_module"),
@@ -206,15 +205,7 @@ void ProcessModelBuilder::apply(const nlohmann::json& event) {
     if (ev == "process_start")
         on_process_start(event, t);
     else if (ev == "thread_start")
-        on_thread_start(event, t, static_cast<int>(as_int(event["tid"])),
-                        as_int(event.value("creator_tid", nlohmann::json())));
-    else if (ev == "thread_created") {
-        if (const std::int64_t target = as_int(event.value("target_tid", nlohmann::json())); target > 0)
-            on_thread_start(event, t, static_cast<int>(target), as_int(event["tid"]));
-    } else if (ev == "start_mask") {
-        if (ComponentId f = flow(static_cast<int>(as_int(event["tid"]))); f != kNoComponent)
-            set_mask(f, as_string(event.value("cpuset", nlohmann::json())), t, "thread_start");
-    }
+        on_thread_start(event, t);
     else if (ev == "thread_end")
         on_thread_end(event, t);
     else if (ev == "thread_usage_at_exit")

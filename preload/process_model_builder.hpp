@@ -9,10 +9,8 @@
 // MPI_Init and MPI_Finalize when they disagree with what is known (a mask
 // changed behind our back).
 //
-// Events are applied one at a time (apply), in time order ("t"): the log's
-// file order is write order, and a thread_created line, written by the
-// creator after clone and dated at the creation, may follow lines of the
-// thread it created (model_writer.cpp sorts the replayed log).
+// Events are applied in log order, one at a time (apply), so the same builder
+// serves at exit (replaying the log) and, later, online.
 #pragma once
 
 #include <cstdint>
@@ -58,8 +56,7 @@ private:
     ComponentId pu(unsigned cpu);
 
     void on_process_start(const nlohmann::json& e, std::uint64_t t);
-    // thread_start (tid: the writer) and thread_created (tid: target_tid).
-    void on_thread_start(const nlohmann::json& e, std::uint64_t t, int tid, std::int64_t creator_tid);
+    void on_thread_start(const nlohmann::json& e, std::uint64_t t);
     void on_thread_end(const nlohmann::json& e, std::uint64_t t);
     void on_usage_at_exit(const nlohmann::json& e);
     void on_affinity(const nlohmann::json& e, std::uint64_t t);

@@ -4,15 +4,8 @@
 // The creating thread works out who created the thread (module of the
 // caller and of the start routine), the affinity requested in the
 // attributes and, when they request none, its own mask, which the new thread
-// inherits (known_mask.hpp). Right after clone, while the new thread is being
-// woken on another core, the creator writes all of it as one thread_created
-// line: the new thread's start writes nothing in the common case, which is
-// what keeps an intercepted create+join within 5 % of a bare one
-// (docs/PERFORMANCE.md). The new thread writes a start_mask line only when
-// its mask is not the one its creator knew (attributes with a mask, an
-// affinity call in between). Until the layout of glibc's thread descriptor
-// is confirmed (the process's first thread), the creator cannot learn the
-// new thread's tid, and the new thread writes a thread_start line itself.
+// inherits (known_mask.hpp); the new thread writes everything as one
+// thread_start line, so a creation costs one write and no system call.
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -38,15 +31,9 @@ namespace {
 
 // What the creator hands to the new thread. Slots come from a fixed pool:
 // no allocation on the creation path, and a full pool only means that
-// creation runs untraced (counted in process_end). A slot has two holders,
-// the creator (until its thread_created line is written) and the new thread
-// (until it has read what it needs); the last to let go frees it.
+// creation runs untraced (counted in process_end).
 struct alignas(64) Launch {
-    std::atomic<int> holders{0};
-    // The new thread's tid, stored first thing in the new thread.
-    std::atomic<int> tid{0};
-    bool creator_writes = false;  // thread_created by the creator, else thread_start by the thread
-    std::uint32_t seq = 0;
+    std::atomic<int> busy{0};
     void* (*start)(void*) = nullptr;
     void* arg = nullptr;
     int creator_tid = 0;
@@ -77,12 +64,12 @@ constinit std::atomic<std::size_t> g_last_released{0};
 
 bool try_take(Launch& l) {
     int expected = 0;
-    return l.holders.compare_exchange_strong(expected, 2, std::memory_order_acquire);
+    return l.busy.compare_exchange_strong(expected, 1, std::memory_order_acquire);
 }
 
 Launch* acquire_launch() {
     Launch& recent = g_launches[g_last_released.load(std::memory_order_relaxed)];
-    if (recent.holders.load(std::memory_order_relaxed) == 0 && try_take(recent)) return &recent;
+    if (recent.busy.load(std::memory_order_relaxed) == 0 && try_take(recent)) return &recent;
     std::size_t first = g_next_launch.fetch_add(1, std::memory_order_relaxed);
     for (std::size_t i = 0; i < kLaunchSlots; ++i) {
         Launch& l = g_launches[(first + i) % kLaunchSlots];
@@ -91,48 +78,9 @@ Launch* acquire_launch() {
     return nullptr;
 }
 
-void add_module(JsonLine& line, const char* key, const Module* m) {
-    line.key(key);
-    if (m != nullptr && m->json != nullptr)
-        line.json_value(m->json, m->json_len);
-    else if (m != nullptr)
-        line.str(m->path);
-    else
-        line.null();
-}
-
-// One holder lets go; the slot is free once both have.
 void release_launch(Launch* l) {
-    if (l->holders.fetch_sub(1, std::memory_order_acq_rel) == 1)
-        g_last_released.store(static_cast<std::size_t>(l - g_launches), std::memory_order_relaxed);
-}
-
-// The new thread's tid, for its creator right after clone. The descriptor
-// is read first: the kernel wrote the tid there before clone returned, and
-// it stays until the thread exits (a thread that detached itself may be
-// gone, and its descriptor reused, by the time we look). The slot's tid is
-// read second: 0 there means the thread had not started when the
-// descriptor was read, so that reading was its own; otherwise the slot's
-// value is the thread's own word. 0 when neither answers.
-int created_tid(const Launch& l, pthread_t thread) {
-    const int from_descriptor = tid_in_descriptor(thread);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    const int from_thread = l.tid.load(std::memory_order_acquire);
-    if (from_thread > 0) return from_thread;
-    return from_descriptor > 0 ? from_descriptor : 0;
-}
-
-// What the creator knows of a creation, shared by thread_created (written
-// by the creator) and thread_start (written by the thread).
-void add_creation(JsonLine& line, const Launch& l) {
-    line.field_u("seq", l.seq);
-    add_module(line, "creator_module", l.creator);
-    add_module(line, "start_module", l.start_module);
-    if (l.start_module != nullptr)
-        line.field_hex("start_offset", reinterpret_cast<std::uintptr_t>(l.start) - l.start_module->start);
-    line.field_u("create_t", l.create_ns);
-    if (l.creator_cpu_ns >= 0) line.field("creator_cpu_ns", l.creator_cpu_ns);
-    if (l.attr_mask.valid) line.field_mask("attr_cpuset", l.attr_mask);
+    l->busy.store(0, std::memory_order_release);
+    g_last_released.store(static_cast<std::size_t>(l - g_launches), std::memory_order_relaxed);
 }
 
 // glibc reports "no affinity in these attributes" as a mask with every bit set.
@@ -148,6 +96,16 @@ bool read_attr_mask(const pthread_attr_t* attr, CpuMask& mask) {
     mask.used_words = CpuMask::kWords;
     mask.valid = true;
     return true;
+}
+
+void add_module(JsonLine& line, const char* key, const Module* m) {
+    line.key(key);
+    if (m != nullptr && m->json != nullptr)
+        line.json_value(m->json, m->json_len);
+    else if (m != nullptr)
+        line.str(m->path);
+    else
+        line.null();
 }
 
 // CPU time (user + system) of a getrusage result, in ns.
@@ -206,7 +164,6 @@ void write_thread_end(const char* how) {
         else
             line.field_mask("cpuset", mask);
         line.field("cpu", static_cast<std::int64_t>(sched_getcpu()));
-        if (t.start_cpu >= 0) line.field("start_cpu", static_cast<std::int64_t>(t.start_cpu));
         if (have_usage) {
             line.field("utime_us", microseconds(ru.ru_utime));
             line.field("stime_us", microseconds(ru.ru_stime));
@@ -280,52 +237,48 @@ extern "C" void stacksage_thread_begin(void* launch, void* (**start)(void*), voi
     auto* l = static_cast<Launch*>(launch);
     ThreadState& t = this_thread();
     t.tid = read_own_tid();
-    // First: the creator may be about to look for it (created_tid).
-    l->tid.store(t.tid, std::memory_order_release);
     t.traced = true;
     t.ended = false;
     t.exiting = false;
     t.start_ns = monotonic_ns();
     *start = l->start;
     *arg = l->arg;
-    t.seq = l->seq;
+    t.seq = process().thread_seq.fetch_add(1, std::memory_order_relaxed) + 1;
     register_thread(static_cast<std::uintptr_t>(pthread_self()), t.tid, t.start_ns);
     if (process().state.load(std::memory_order_acquire) == static_cast<int>(TracerState::Ready)) {
         RecorderScope scope;
         // The mask it inherited, as its creator knew it; read from the kernel
         // when the attributes set one (the kernel intersects it with the
         // cgroup's cpuset) or an affinity call came in between.
-        const bool known = l->inherited_mask.valid && l->mask_generation == affinity_generation();
+        const CpuMask* start_mask = &l->inherited_mask;
         CpuMask read;
-        if (!known) {
+        if (!l->inherited_mask.valid || l->mask_generation != affinity_generation()) {
             const std::uint32_t generation = affinity_generation();
             read.read_thread(0);
             remember_own_mask(read, generation);
+            start_mask = &read;
         } else {
             remember_own_mask(l->inherited_mask, l->mask_generation);
         }
-        const std::int64_t cpu = sched_getcpu();  // rseq's cpu_id: no system call
-        if (l->creator_writes) {
-            // The creator writes thread_created; only what it cannot know is ours.
-            t.start_cpu = static_cast<int>(cpu);
-            if (!known)
-                write_event("start_mask", [&](JsonLine& line) {
-                    line.field_mask("cpuset", read);
-                    line.field("cpu", cpu);
-                });
-        } else {
-            // The slot is read in place (no copy of its masks onto this young
-            // stack) and released once the line is written.
-            write_event("thread_start", [&](JsonLine& line) {
-                // The handle joins this thread to thread_name and affinity events
-                // that named it before it had started (and registered its tid).
-                line.field_hex("pthread", static_cast<std::uintptr_t>(pthread_self()));
-                line.field("creator_tid", static_cast<std::int64_t>(l->creator_tid));
-                add_creation(line, *l);
-                line.field_mask("cpuset", known ? l->inherited_mask : read);
-                line.field("cpu", cpu);
-            });
-        }
+        // The slot is read in place (no copy of its masks onto this young
+        // stack) and released once the line is written.
+        write_event("thread_start", [&](JsonLine& line) {
+            line.field_u("seq", t.seq);
+            // The handle joins this thread to thread_name and affinity events
+            // that named it before it had started (and registered its tid).
+            line.field_hex("pthread", static_cast<std::uintptr_t>(pthread_self()));
+            line.field("creator_tid", static_cast<std::int64_t>(l->creator_tid));
+            add_module(line, "creator_module", l->creator);
+            add_module(line, "start_module", l->start_module);
+            if (l->start_module != nullptr)
+                line.field_hex("start_offset", reinterpret_cast<std::uintptr_t>(l->start) -
+                                                   l->start_module->start);
+            line.field_u("create_t", l->create_ns);
+            if (l->creator_cpu_ns >= 0) line.field("creator_cpu_ns", l->creator_cpu_ns);
+            if (l->attr_mask.valid) line.field_mask("attr_cpuset", l->attr_mask);
+            line.field_mask("cpuset", *start_mask);
+            line.field("cpu", static_cast<std::int64_t>(sched_getcpu()));
+        });
     }
     release_launch(l);
     // Opened from inside the thread, so the events count this thread only.
@@ -367,9 +320,6 @@ STACKSAGE_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* att
         }
         l->start = start;
         l->arg = arg;
-        l->tid.store(0, std::memory_order_relaxed);
-        l->seq = process().thread_seq.fetch_add(1, std::memory_order_relaxed) + 1;
-        l->creator_writes = tid_in_descriptor_known();
         l->creator_tid = current_tid();
         l->create_ns = monotonic_ns();
         ThreadState& creator = this_thread();
@@ -387,23 +337,8 @@ STACKSAGE_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* att
             l->mask_generation = own_mask(l->inherited_mask);
     }
     int rc = real_create(thread, attr, &stacksage_thread_trampoline, l);
-    if (rc == 0) {
-        if (l->creator_writes) {
-            RecorderScope scope;
-            const int tid = created_tid(*l, *thread);
-            // Dated at the creation: before anything the new thread writes.
-            write_event_at("thread_created", l->create_ns, [&](JsonLine& line) {
-                if (tid > 0) line.field("target_tid", static_cast<std::int64_t>(tid));
-                line.field_hex("pthread", static_cast<std::uintptr_t>(*thread));
-                add_creation(line, *l);
-                if (!l->attr_mask.valid && l->inherited_mask.valid) line.field_mask("cpuset", l->inherited_mask);
-            });
-        }
+    if (rc != 0) {
         release_launch(l);
-    } else {
-        release_launch(l);
-        release_launch(l);  // the thread's hold too: it never started
-        process().threads_not_created.fetch_add(1, std::memory_order_relaxed);
         RecorderScope scope;
         char buf[512];
         JsonLine line(buf, sizeof buf);

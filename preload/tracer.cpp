@@ -157,11 +157,6 @@ __attribute__((no_sanitize("thread"))) int tid_in_descriptor(pthread_t thread) {
                            __ATOMIC_RELAXED);
 }
 
-bool tid_in_descriptor_known() {
-    return g_tid_offset_confirmed.load(std::memory_order_acquire) &&
-           g_tid_offset.load(std::memory_order_relaxed) != 0;
-}
-
 std::uint64_t monotonic_ns() {
     struct timespec ts{};
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -200,11 +195,11 @@ bool tracing_ready() {
     return false;
 }
 
-void begin_event(JsonLine& line, const char* event, std::uint64_t t_ns) {
+void begin_event(JsonLine& line, const char* event) {
     line.open_object();
     line.field("v", static_cast<std::int64_t>(kSchemaVersion));
     line.field("ev", event);
-    line.field_u("t", t_ns != 0 ? t_ns : monotonic_ns());
+    line.field_u("t", monotonic_ns());
     line.field("pid", static_cast<std::int64_t>(g_process.pid));
     line.field("tid", static_cast<std::int64_t>(current_tid()));
 }

@@ -44,8 +44,7 @@ struct ProcessState {
     std::size_t cmdline_len = 0;
     bool cmdline_truncated = false;
     EventLog log;
-    std::atomic<std::uint32_t> thread_seq{0};         // creations attempted (seq numbers given)
-    std::atomic<std::uint32_t> threads_not_created{0};  // of those, pthread_create failed
+    std::atomic<std::uint32_t> thread_seq{0};
     std::atomic<std::uint64_t> threads_untraced{0};  // creations we could not follow
     std::atomic<std::uint64_t> affinity_calls{0};    // affinity changes recorded
     std::atomic<bool> ended{false};                  // process_end written
@@ -63,7 +62,6 @@ struct ThreadState {
     bool ended = false;    // thread_end written
     bool exiting = false;  // inside pthread_exit
     std::uint32_t seq = 0;
-    int start_cpu = -1;    // where it started, when its creator wrote thread_created
     std::uint64_t start_ns = 0;
     std::uint64_t last_cpu_reading_ns = 0;  // when pthread_create last read this thread's CPU time
 };
@@ -79,9 +77,6 @@ void find_tid_in_thread_descriptor();
 // layout is not known. `thread` must be a handle the caller may use (one it
 // is about to join), as glibc itself reads the same descriptor.
 int tid_in_descriptor(pthread_t thread);
-// True once tid_in_descriptor can answer (the layout was confirmed in a
-// second thread).
-bool tid_in_descriptor_known();
 
 inline int current_tid() {
     ThreadState& t = this_thread();
@@ -114,9 +109,8 @@ inline std::int64_t microseconds(const struct timeval& tv) {
 }
 
 // Opens the line's object and writes the fields every event has:
-// "v", "ev", "t", "pid", "tid". `t` is now unless the event is dated
-// otherwise (t_ns != 0: a creation written after the fact).
-void begin_event(JsonLine& line, const char* event, std::uint64_t t_ns = 0);
+// "v", "ev", "t", "pid", "tid".
+void begin_event(JsonLine& line, const char* event);
 // Finishes and writes the line; an overflowed line is replaced by a short
 // one with "truncated": true so the event is still counted.
 void emit(JsonLine& line, const char* event);
@@ -158,10 +152,10 @@ char* big_line_buffer();
 // buffer only when it does not fit. Not for signal handlers: the big buffer
 // is behind a lock.
 template <class Fill>
-void write_event_at(const char* event, std::uint64_t t_ns, Fill&& fill) {
+void write_event(const char* event, Fill&& fill) {
     char small[768];
     JsonLine line(small, sizeof small);
-    begin_event(line, event, t_ns);
+    begin_event(line, event);
     fill(line);
     if (std::size_t n = line.finish(); n != 0) {
         process().log.write(small, n);
@@ -169,15 +163,10 @@ void write_event_at(const char* event, std::uint64_t t_ns, Fill&& fill) {
     }
     big_line_lock().lock();
     JsonLine big(big_line_buffer(), kBigLineBytes);
-    begin_event(big, event, t_ns);
+    begin_event(big, event);
     fill(big);
     emit(big, event);
     big_line_lock().unlock();
-}
-
-template <class Fill>
-void write_event(const char* event, Fill&& fill) {
-    write_event_at(event, 0, static_cast<Fill&&>(fill));
 }
 
 }  // namespace stacksage::preload

@@ -258,7 +258,7 @@ TEST(PreloadFaults, DescriptorExhaustionLeavesTheApplicationAsItWas) {
     const ProcessLog& log = logs[0];
     expect_well_formed(log);
     expect_complete(log);
-    EXPECT_EQ(log.thread_starts().size(), 16u);
+    EXPECT_EQ(log.all("thread_start").size(), 16u);
     EXPECT_EQ(log.all("thread_end").size(), 16u);
     auto fork = log.first("fork");
     ASSERT_TRUE(fork);
@@ -301,7 +301,7 @@ TEST(PreloadFaults, LowDescriptorLimitFromTheStartLeavesEveryNumberToTheApplicat
     expect_well_formed(*opener);
     expect_complete(*opener);
     EXPECT_EQ(opener->start()["cmdline"][1], "open-all");
-    EXPECT_EQ(opener->thread_starts().size(), 4u);
+    EXPECT_EQ(opener->all("thread_start").size(), 4u);
     auto end = opener->first("process_end");
     ASSERT_TRUE(end);
     EXPECT_EQ((*end)["status"], 3);
@@ -333,7 +333,7 @@ TEST(PreloadFaults, OutputDirectoryRemovedMidRun) {
     auto before = read_logs(out);
     ASSERT_EQ(before.size(), 1u);
     expect_well_formed(before[0]);
-    EXPECT_EQ(before[0].thread_starts().size(), 50u);
+    EXPECT_EQ(before[0].all("thread_start").size(), 50u);
     EXPECT_EQ(before[0].all("thread_end").size(), 50u);
     const std::string log_name = before[0].file.filename().string();
     fs::remove_all(out);
@@ -414,7 +414,7 @@ TEST(PreloadFaults, AbortWithoutAHandlerDiesBySigabrtAndIsRecorded) {
     EXPECT_EQ(c.traced.term_signal(), SIGABRT);
     expect_well_formed(c.log);
     expect_complete(c.log);
-    EXPECT_EQ(c.log.thread_starts().size(), 1u);
+    EXPECT_EQ(c.log.all("thread_start").size(), 1u);
     auto sig = c.log.first("signal");
     ASSERT_TRUE(sig);
     EXPECT_EQ((*sig)["name"], "SIGABRT");
@@ -490,7 +490,7 @@ TEST(PreloadFaults, ExitFromASignalHandlerWhileThreadsAreCreated) {
         EXPECT_NE(c.traced.out.find("atexit handler ran"), std::string::npos);
         expect_well_formed(c.log);
         EXPECT_LE(c.log.torn_lines, 4u) << "at most the lines of the other threads in flight";
-        EXPECT_GT(c.log.thread_starts().size(), 10u);
+        EXPECT_GT(c.log.all("thread_start").size(), 10u);
         auto sig = c.log.first("signal");
         ASSERT_TRUE(sig);
         EXPECT_EQ((*sig)["name"], "SIGTERM");
@@ -567,7 +567,7 @@ TEST(PreloadFaults, VforkAndPosixSpawnChildrenAreTracedAsTheirOwnProcesses) {
     auto end = parent->first("process_end");
     ASSERT_TRUE(end);
     EXPECT_EQ((*end)["status"], 0);
-    EXPECT_EQ(parent->thread_starts().size(), 0u);
+    EXPECT_EQ(parent->all("thread_start").size(), 0u);
     for (const auto& [how, pid] : child_pid) {
         SCOPED_TRACE(how);
         ASSERT_TRUE(by_pid.count(pid)) << describe(logs);
@@ -577,7 +577,7 @@ TEST(PreloadFaults, VforkAndPosixSpawnChildrenAreTracedAsTheirOwnProcesses) {
         EXPECT_EQ(child.start()["image"], 0);
         EXPECT_EQ(child.start()["ppid"], parent->pid());
         EXPECT_EQ(child.start()["cmdline"][1], "child");
-        EXPECT_EQ(child.thread_starts().size(), 2u);
+        EXPECT_EQ(child.all("thread_start").size(), 2u);
         EXPECT_EQ(child.all("thread_end").size(), 2u);
         auto child_end = child.first("process_end");
         ASSERT_TRUE(child_end);
@@ -606,7 +606,7 @@ TEST(PreloadFaults, ThreadsOfADlopenedOpenMpRuntimeAreRecorded) {
     expect_well_formed(log);
     expect_complete(log);
     EXPECT_EQ(log.start()["env"]["OMP_WAIT_POLICY"], "passive");
-    auto starts = log.thread_starts();
+    auto starts = log.all("thread_start");
     ASSERT_EQ(starts.size(), 3u) << "a team of 4: the main thread and 3 made by libgomp, once";
     std::set<int> seqs;
     for (const auto& s : starts) {
@@ -673,7 +673,7 @@ TEST(PreloadFaults, FilesPlantedAtTheNamesALogWouldGetAreNeverTouched) {
     expect_well_formed(log);
     expect_complete(log);
     EXPECT_EQ(log.start()["log"], stem + ".3.jsonl");
-    EXPECT_EQ(log.thread_starts().size(), 20u);
+    EXPECT_EQ(log.all("thread_start").size(), 20u);
     auto end = log.first("process_end");
     ASSERT_TRUE(end);
     EXPECT_EQ((*end)["status"], 6);
@@ -736,7 +736,7 @@ TEST(PreloadFaults, StickySharedDirectoryOwnedByAnotherUser) {
     ProcessLog log = read_log(log_file);
     expect_well_formed(log);
     expect_complete(log);
-    EXPECT_EQ(log.thread_starts().size(), 20u);
+    EXPECT_EQ(log.all("thread_start").size(), 20u);
     auto end = log.first("process_end");
     ASSERT_TRUE(end);
     EXPECT_EQ((*end)["status"], 6);

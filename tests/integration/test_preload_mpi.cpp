@@ -90,7 +90,7 @@ void expect_mpi_run(const MpiRun& m) {
         EXPECT_GE((*fin)["threads"].size(), 2u);
         // Open MPI's helper threads come from its own libraries, the team from libgomp.
         bool mpi_helper = false, omp_worker = false;
-        for (const auto& s : log.thread_starts()) {
+        for (const auto& s : log.all("thread_start")) {
             std::string creator = base_name(s["creator_module"]);
             if (creator.rfind("libopen-pal", 0) == 0 || creator.rfind("libpmix", 0) == 0 ||
                 creator.rfind("libopen-rte", 0) == 0 || creator.rfind("libmpi", 0) == 0)

@@ -29,7 +29,7 @@ TEST(PreloadOpenMP, LibgompBindsThroughTheAttributes) {
     EXPECT_EQ(log.start()["env"]["OMP_PROC_BIND"], "close");
     EXPECT_EQ(log.start()["env"]["OMP_PLACES"], "threads");
 
-    auto starts = log.thread_starts();
+    auto starts = log.all("thread_start");
     ASSERT_EQ(starts.size(), 1u);  // the master is the process's main thread
     EXPECT_EQ(base_name(starts[0]["creator_module"]), "libgomp.so.1");
     EXPECT_EQ(base_name(starts[0]["start_module"]), "libgomp.so.1");
@@ -66,7 +66,7 @@ TEST(PreloadOpenMP, LibgompsPoolIsMeasuredAtExit) {
     ASSERT_EQ(logs.size(), 1u);
     const ProcessLog& log = logs[0];
     expect_well_formed(log);
-    auto starts = log.thread_starts();
+    auto starts = log.all("thread_start");
     ASSERT_EQ(starts.size(), 2u);
     EXPECT_TRUE(log.all("thread_end").empty());
     auto usages = log.all("thread_usage_at_exit");
@@ -106,7 +106,7 @@ TEST(PreloadOpenMP, LlvmLibompBindsThroughTheRawSyscall) {
     expect_well_formed(log);
     EXPECT_EQ(log.start()["env"]["KMP_AFFINITY"], "granularity=fine,compact");
 
-    auto starts = log.thread_starts();
+    auto starts = log.all("thread_start");
     ASSERT_EQ(starts.size(), 1u);
     EXPECT_EQ(base_name(starts[0]["creator_module"]), "libomp.so.5");
     const int worker = starts[0]["tid"];

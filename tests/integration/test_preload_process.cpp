@@ -48,7 +48,7 @@ TEST(PreloadProcess, ForkGivesTheChildItsOwnLogAndExecTracesTheNewImage) {
     EXPECT_EQ(image->pid(), child);
     EXPECT_EQ(image->file.filename().string(), "pid-" + std::to_string(child) + ".1.jsonl");
     EXPECT_EQ(image->start()["cmdline"][1], "child");
-    EXPECT_EQ(image->thread_starts().size(), 1u);
+    EXPECT_EQ(image->all("thread_start").size(), 1u);
     auto end = image->first("process_end");
     ASSERT_TRUE(end);
     EXPECT_EQ((*end)["status"], 7);
@@ -64,7 +64,7 @@ TEST(PreloadProcess, SegfaultIsRecordedThenKillsAsBefore) {
     auto logs = read_logs(out.path());
     ASSERT_EQ(logs.size(), 1u);
     expect_well_formed(logs[0]);
-    EXPECT_EQ(logs[0].thread_starts().size(), 1u);
+    EXPECT_EQ(logs[0].all("thread_start").size(), 1u);
     auto sig = logs[0].first("signal");
     ASSERT_TRUE(sig);
     EXPECT_EQ((*sig)["signal"], SIGSEGV);
@@ -107,7 +107,7 @@ TEST(PreloadProcess, SigkillLosesNothingAlreadyRecorded) {
     ASSERT_EQ(logs.size(), 1u);
     expect_well_formed(logs[0]);
     EXPECT_FALSE(logs[0].torn_last_line);
-    EXPECT_EQ(logs[0].thread_starts().size(), 1u);
+    EXPECT_EQ(logs[0].all("thread_start").size(), 1u);
     EXPECT_FALSE(logs[0].first("process_end"));
 }
 
@@ -128,7 +128,7 @@ TEST(PreloadProcess, SigkillWhileThreadsWriteKeepsEveryEarlierLine) {
     EXPECT_GT(log.nul_bytes, 0u) << "a killed process's log ends in the unused, zero-filled mapping";
     EXPECT_LE(log.torn_lines, 16u);
     EXPECT_FALSE(log.first("process_end"));
-    auto starts = log.thread_starts();
+    auto starts = log.all("thread_start");
     ASSERT_GT(starts.size(), 20u);
     std::set<int> seqs;
     std::set<int> started_tids;
@@ -159,7 +159,7 @@ TEST(PreloadProcess, InheritedMaskOfARestrictedRun) {
     ASSERT_EQ(logs.size(), 1u);
     expect_well_formed(logs[0]);
     EXPECT_EQ(cpuset_of(logs[0].start()["cpuset"]), one);
-    for (const auto& s : logs[0].thread_starts()) EXPECT_EQ(cpuset_of(s["cpuset"]), one);
+    for (const auto& s : logs[0].all("thread_start")) EXPECT_EQ(cpuset_of(s["cpuset"]), one);
     EXPECT_TRUE(logs[0].start()["cgroup_cpuset"].is_string() || logs[0].start()["cgroup_cpuset"].is_null());
 }
 

@@ -64,10 +64,7 @@ std::map<std::int64_t, std::uint64_t> page_faults_by_thread(const Recorded& r) {
 std::vector<std::int64_t> worker_tids(const Recorded& r) {
     std::vector<std::int64_t> tids;
     for (const auto& e : r.events)
-        if (e["ev"] == "thread_start")
-            tids.push_back(e["tid"].get<std::int64_t>());
-        else if (e["ev"] == "thread_created" && e.contains("target_tid"))  // written by the creator
-            tids.push_back(e["target_tid"].get<std::int64_t>());
+        if (e["ev"] == "thread_start") tids.push_back(e["tid"].get<std::int64_t>());
     return tids;
 }
 

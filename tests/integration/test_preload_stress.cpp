@@ -115,7 +115,7 @@ TEST(PreloadStress, TwoHundredFiftySixProcessesOfSixteenThreadsStartedAtOnce) {
         EXPECT_EQ(log.start()["origin"], "exec");
         EXPECT_EQ(log.start()["image"], 0);
         EXPECT_EQ(log.start()["identity"]["OMPI_COMM_WORLD_SIZE"], std::to_string(kProcesses));
-        auto starts = log.thread_starts();
+        auto starts = log.all("thread_start");
         auto ends = log.all("thread_end");
         ASSERT_EQ(starts.size(), static_cast<std::size_t>(kThreads));
         ASSERT_EQ(ends.size(), static_cast<std::size_t>(kThreads));
@@ -258,7 +258,7 @@ TEST(PreloadStress, ATracedLauncherForkingTwoHundredFiftySixWorkers) {
                           log.start()["rank"].get<int>(), log.pid());
             EXPECT_EQ(log.file.filename().string(), expected_name);
             EXPECT_EQ(log.start()["origin"], "exec");
-            EXPECT_EQ(log.thread_starts().size(), 4u);
+            EXPECT_EQ(log.all("thread_start").size(), 4u);
             auto end = log.first("process_end");
             ASSERT_TRUE(end);
             EXPECT_EQ((*end)["status"], log.start()["rank"].get<int>() % 8);

@@ -73,7 +73,7 @@ TEST(ProcessModel, FlowsAndTheirIntervalsOnTheTopology) {
     unsigned last = first;
     for (unsigned c : allowed) last = c;
 
-    auto starts = logs[0].thread_starts();
+    auto starts = logs[0].all("thread_start");
     auto affinity = logs[0].all("affinity");
     ASSERT_EQ(affinity.size(), 2u);
     for (ComponentId f : m.children(proc)) {

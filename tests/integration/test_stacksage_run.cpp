@@ -48,7 +48,7 @@ TEST(StacksageRun, RecordsTheCommandAndSaysWhere) {
     auto logs = read_logs(out.path());
     ASSERT_EQ(logs.size(), 1u);
     expect_well_formed(logs[0]);
-    EXPECT_EQ(logs[0].thread_starts().size(), 2u);
+    EXPECT_EQ(logs[0].all("thread_start").size(), 2u);
 }
 
 // A shell that execs the program leaves two logs of one process: the

@@ -155,33 +155,6 @@ std::vector<nlohmann::json> ProcessLog::all(const std::string& event) const {
     return out;
 }
 
-std::vector<nlohmann::json> ProcessLog::thread_starts() const {
-    std::vector<nlohmann::json> out;
-    for (const auto& e : events) {
-        const std::string ev = e.value("ev", "");
-        if (ev == "thread_start") {
-            out.push_back(e);
-        } else if (ev == "thread_created" && e.contains("target_tid")) {
-            nlohmann::json s = e;
-            s["ev"] = "thread_start";
-            s["creator_tid"] = e["tid"];
-            s["tid"] = e["target_tid"];
-            s.erase("target_tid");
-            for (const auto& own : events) {
-                if (own.value("tid", -1) != s["tid"]) continue;
-                if (own.value("ev", "") == "start_mask") {
-                    s["cpuset"] = own.value("cpuset", nlohmann::json());
-                    s["cpu"] = own.value("cpu", nlohmann::json());
-                } else if (own.value("ev", "") == "thread_end" && own.contains("start_cpu") && !s.contains("cpu")) {
-                    s["cpu"] = own["start_cpu"];
-                }
-            }
-            out.push_back(std::move(s));
-        }
-    }
-    return out;
-}
-
 std::optional<nlohmann::json> ProcessLog::first(const std::string& event) const {
     for (const auto& e : events)
         if (e.value("ev", "") == event) return e;

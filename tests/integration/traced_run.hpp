@@ -93,12 +93,6 @@ struct ProcessLog {
 
     const nlohmann::json& start() const;  // the process_start event (first line)
     std::vector<nlohmann::json> all(const std::string& event) const;
-    // Every traced thread's start, in the shape of a thread_start line
-    // whichever wrote it: the thread itself (thread_start), or its creator
-    // (thread_created, whose target_tid becomes "tid" and writer
-    // "creator_tid"; "cpuset" and "cpu" come from the thread's start_mask
-    // line or its thread_end's start_cpu when the creator could not know them).
-    std::vector<nlohmann::json> thread_starts() const;
     std::optional<nlohmann::json> first(const std::string& event) const;
     int pid() const;
 };

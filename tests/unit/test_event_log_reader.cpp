@@ -170,60 +170,6 @@ TEST(ProcessLog, InterpretsThreadsMasksAndEnd) {
     EXPECT_EQ(t.end_t, 1000);  // no thread_end: closed by the process's end
 }
 
-// The creator writes thread_created after clone, dated at the creation: the
-// new thread's own lines (its start mask, an affinity call, even its end)
-// can come first in the file. They are one thread with its creation's
-// details, not a "discovered" thread plus a created one.
-TEST(ProcessLog, ACreatorsLineAfterTheThreadsOwnLinesIsTheSameThread) {
-    const std::string own =
-        R"({"v":1,"ev":"start_mask","t":160,"pid":7,"tid":8,"cpuset":"1","cpu":1})" "\n"
-        R"({"v":1,"ev":"affinity","t":170,"pid":7,"tid":8,"api":"sched_setaffinity","target_tid":8,"target_is_caller":true,"target_in_process":true,"cpuset":"2","rc":0})" "\n"
-        R"({"v":1,"ev":"thread_end","t":180,"pid":7,"tid":8,"how":"return","seq":1,"short_lived":true,"cpu":2,"start_cpu":1,"duration_ns":25})" "\n";
-    const std::string created =
-        R"({"v":1,"ev":"thread_created","t":150,"pid":7,"tid":7,"target_tid":8,"pthread":"0x7f01","seq":1,"creator_module":"/bin/app","start_module":"/bin/app","create_t":150,"attr_cpuset":"1"})" "\n";
-    const std::string name = R"({"v":1,"ev":"thread_name","t":155,"pid":7,"tid":7,"target_tid":0,"target_pthread":"0x7f01","name":"io"})" "\n";
-    auto r = parse_process_log(kStart + name + own + created + kEnd, "log");
-    ASSERT_TRUE(r) << r.error().message;
-    ASSERT_EQ(r->threads.size(), 2u);
-    const ThreadRecord& t = r->threads[1];
-    EXPECT_EQ(t.tid, 8);
-    EXPECT_FALSE(t.discovered);
-    EXPECT_EQ(t.start_t, 150);
-    EXPECT_EQ(t.end_t, 180);
-    EXPECT_EQ(t.creator_tid, 7);
-    EXPECT_EQ(t.seq, 1);
-    EXPECT_EQ(t.creator_module, "/bin/app");
-    EXPECT_EQ(t.name, "io");
-    EXPECT_EQ(t.first_cpu, 1);
-    EXPECT_EQ(t.last_cpu, 2);
-    ASSERT_TRUE(t.attr_cpuset);
-    ASSERT_EQ(t.masks.size(), 2u);  // in time order: the start mask, then the affinity call's
-    EXPECT_EQ(t.masks[0].t, 160);
-    EXPECT_EQ(t.masks[0].cpuset.to_list_string(), "1");
-    EXPECT_EQ(t.masks[1].cpuset.to_list_string(), "2");
-}
-
-// A thread_created line in file order (before the thread's own lines), and
-// one for a tid that an earlier, ended thread had: a new thread each time.
-TEST(ProcessLog, ThreadCreatedInOrderAndAfterATidWasReused) {
-    const std::string lines =
-        R"({"v":1,"ev":"thread_created","t":150,"pid":7,"tid":7,"target_tid":8,"pthread":"0x7f01","seq":1,"create_t":150,"cpuset":"0-3"})" "\n"
-        R"({"v":1,"ev":"thread_end","t":180,"pid":7,"tid":8,"how":"return","seq":1,"start_cpu":3})" "\n"
-        R"({"v":1,"ev":"thread_created","t":190,"pid":7,"tid":7,"target_tid":8,"pthread":"0x7f01","seq":2,"create_t":190,"cpuset":"0-3"})" "\n"
-        R"({"v":1,"ev":"thread_end","t":220,"pid":7,"tid":8,"how":"return","seq":2,"start_cpu":0})" "\n";
-    auto r = parse_process_log(kStart + lines + kEnd, "log");
-    ASSERT_TRUE(r) << r.error().message;
-    ASSERT_EQ(r->threads.size(), 3u);
-    EXPECT_EQ(r->threads[1].seq, 1);
-    EXPECT_EQ(r->threads[1].end_t, 180);
-    EXPECT_EQ(r->threads[1].first_cpu, 3);
-    EXPECT_EQ(r->threads[2].seq, 2);
-    EXPECT_EQ(r->threads[2].start_t, 190);
-    EXPECT_EQ(r->threads[2].end_t, 220);
-    EXPECT_EQ(r->threads[2].first_cpu, 0);
-    EXPECT_EQ(r->threads[2].masks.front().cpuset.to_list_string(), "0-3");
-}
-
 // pthread_join waits: kept in time order, clipped to the waiter's life; a
 // wait whose begin is after its end, or that lies outside the life, is dropped.
 TEST(ProcessLog, JoinWaitsAreKeptInOrderAndClipped) {
