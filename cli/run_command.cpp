@@ -23,11 +23,13 @@
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/loadable_preload.hpp"
 #include "cli/preload_location.hpp"
 #include "cli/sanitizer_runtime.hpp"
 #include "parsers/run_census.hpp"
@@ -345,9 +347,22 @@ int run_command(const RunOptions& o) {
             traced = false;
         }
     }
+    // Lives until the command has ended: the path LD_PRELOAD names may be a
+    // link in a private directory (an install path with a space or colon).
+    std::optional<LoadablePreload> loadable;
+    if (traced) {
+        Result<LoadablePreload> made = LoadablePreload::for_library(*preload);
+        if (made) {
+            loadable.emplace(std::move(made).value());
+        } else {
+            fmt::print(stderr, "stacksage run: {}\nstacksage run: running the command untraced.\n",
+                       made.error().message);
+            traced = false;
+        }
+    }
     if (traced) {
         write_run_json(out, o, *preload);
-        prepend_preload(*preload);
+        prepend_preload(loadable->path());
         setenv("STACKSAGE_OUTPUT", out.c_str(), 1);
         if (o.no_topology) setenv("STACKSAGE_TOPOLOGY", "0", 1);
         if (o.no_model) setenv("STACKSAGE_MODEL", "0", 1);
