@@ -39,14 +39,22 @@ printf '%s\n' "$help" | awk -v name="$name" -v version="$version" '
   /^[A-Za-z][A-Za-z ]*:$/ {
     if (open) { print ".fi"; open = 0 }
     h = $0; sub(/:$/, "", h)
-    printf ".SH %s\n", toupper(h)
+    section = toupper(h)
+    printf ".SH %s\n", section
     print ".nf"; open = 1
     next
   }
-  {
-    if (!open) { print ".SH DESCRIPTION"; print ".nf"; open = 1 }
-    print roff($0)
+  # Blank lines outside a section (after the synopsis) carry nothing.
+  /^$/ && !open { next }
+  # Unindented text after a section (a footer such as the notes of `run` on
+  # mpirun) is its own section, not part of the option list.
+  /^[^ ]/ && section != "NOTES" {
+    if (open) print ".fi"
+    section = open ? "NOTES" : "DESCRIPTION"
+    printf ".SH %s\n", section
+    print ".nf"; open = 1
   }
+  { print roff($0) }
   END {
     if (open) print ".fi"
     print ".SH SEE ALSO"

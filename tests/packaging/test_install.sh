@@ -28,6 +28,12 @@ done
 for sub in $("$prefix/bin/stacksage" --help | awk '/^Subcommands:/ { on = 1; next } on && /^$/ { on = 0 } on { print $1 }'); do
   grep -q '^\.SH EXIT STATUS' "$prefix/share/man/man1/stacksage-$sub.1" || fail "stacksage-$sub.1 has no EXIT STATUS section"
 done
+if command -v groff >/dev/null; then
+  for page in "$prefix"/share/man/man1/*.1; do
+    warnings=$(groff -man -ww -z "$page" 2>&1)
+    [ -z "$warnings" ] || fail "$(basename "$page"): $warnings"
+  done
+fi
 
 # A private TMPDIR, to see that the links stacksage run makes are removed.
 mkdir "$work/tmp"
