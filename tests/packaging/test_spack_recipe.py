@@ -98,6 +98,10 @@ for name in defined:
 # What the build requires, with its minimum versions, is a dependency.
 minimum_cmake = re.search(r"cmake_minimum_required\(VERSION ([0-9.]+)\)", top).group(1)
 check(depends.get("cmake", ("", None))[0] == f"cmake@{minimum_cmake}:", f"depends_on('cmake@{minimum_cmake}:') expected")
+languages = re.search(r"project\(stacksage [^)]*LANGUAGES ([A-Z ]+)\)", top).group(1).split()
+for language in languages:
+    spack_name = {"C": "c", "CXX": "cxx"}.get(language, language.lower())
+    check(spack_name in depends, f"project() uses {language}: depends_on({spack_name!r}, type='build') missing")
 required = {  # CMake's name -> Spack's package
     "PkgConfig": "pkgconfig", "fmt": "fmt", "nlohmann_json": "nlohmann-json", "CLI11": "cli11", "GTest": "googletest"}
 for cmake_name, spack_name in required.items():

@@ -23,6 +23,9 @@ class Stacksage(CMakePackage):
     variant("mpi", default=False,
             description="Build the MPI example program that the MPI integration tests run")
 
+    # The languages of project(... LANGUAGES C CXX), as Spack >= 0.23 wants them.
+    depends_on("c", type="build")
+    depends_on("cxx", type="build")
     depends_on("cmake@3.25:", type="build")
     depends_on("pkgconfig", type="build")
     depends_on("hwloc@2:")
