@@ -9,6 +9,7 @@
 
 #include "cli/command_output.hpp"
 #include "cli/commands.hpp"
+#include "cli/help_sections.hpp"
 
 int main(int argc, char** argv) {
     using namespace stacksage::cli;
@@ -23,6 +24,17 @@ int main(int argc, char** argv) {
     runners["run"] = add_run_command(app);
     runners["report"] = add_report_command(app);
     runners["check"] = add_check_command(app);
+    add_help_sections_and_version(app, STACKSAGE_VERSION);
+
+    // CLI11 would call an unknown subcommand an "unexpected argument".
+    if (argc > 1 && argv[1][0] != '-' && runners.find(argv[1]) == runners.end()) {
+        std::string known;
+        for (const auto& [name, runner] : runners) known += (known.empty() ? "" : ", ") + name;
+        CommandOutput output("stacksage");
+        output.say("unknown subcommand '" + std::string(argv[1]) + "'; the subcommands are " + known +
+                   " (stacksage --help)");
+        return output.finish(kExitUsage);
+    }
 
     try {
         app.parse(argc, argv);

@@ -18,6 +18,7 @@ std::vector<std::string> preload_candidates(const std::string& executable_dir) {
     return {
         (dir / kPreloadLibraryName).string(),
         (dir / ".." / "preload" / kPreloadLibraryName).string(),
+        (dir / STACKSAGE_PRELOAD_RELATIVE_TO_BINDIR / kPreloadLibraryName).string(),
         (dir / ".." / "lib" / "stacksage" / kPreloadLibraryName).string(),
         (dir / ".." / "lib" / kPreloadLibraryName).string(),
         (dir / ".." / "lib64" / kPreloadLibraryName).string(),

@@ -12,7 +12,8 @@ inline constexpr const char* kPreloadLibraryName = "libstacksage-preload.so";
 
 // The places searched, in order: $STACKSAGE_PRELOAD when set (and then only
 // it), the directory of the running `stacksage`, the build tree's
-// ../preload, the install tree's ../lib/stacksage, ../lib and ../lib64.
+// ../preload, the install tree's <libdir>/stacksage (as configured, e.g.
+// ../lib64/stacksage), ../lib/stacksage, ../lib and ../lib64.
 std::vector<std::string> preload_candidates(const std::string& executable_dir);
 
 // The absolute path of the preload library, or an error listing where it

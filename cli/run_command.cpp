@@ -26,12 +26,14 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "cli/command_output.hpp"
 #include "cli/commands.hpp"
+#include "cli/loadable_preload.hpp"
 #include "cli/preload_location.hpp"
 #include "cli/sanitizer_runtime.hpp"
 #include "parsers/run_census.hpp"
@@ -444,8 +446,20 @@ int run_command(const RunOptions& o) {
             traced = false;
         }
     }
+    // Lives until the command has ended: the path LD_PRELOAD names may be a
+    // link in a private directory (an install path with a space or colon).
+    std::optional<LoadablePreload> loadable;
     if (traced) {
-        prepend_preload(*preload);
+        Result<LoadablePreload> made = LoadablePreload::for_library(*preload);
+        if (made) {
+            loadable.emplace(std::move(made).value());
+        } else {
+            output.say(made.error().message + "\nstacksage run: running the command untraced.");
+            traced = false;
+        }
+    }
+    if (traced) {
+        prepend_preload(loadable->path());
         setenv("STACKSAGE_OUTPUT", out.c_str(), 1);
         if (o.no_topology) setenv("STACKSAGE_TOPOLOGY", "0", 1);
         if (o.no_model) setenv("STACKSAGE_MODEL", "0", 1);

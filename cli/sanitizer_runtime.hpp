@@ -1,6 +1,6 @@
 // What a program traced by a sanitized build of stacksage needs.
 //
-// `make test` builds stacksage a second time with AddressSanitizer (and the
+// `make check` builds stacksage a second time with AddressSanitizer (and the
 // recorder's threaded tests a third time with ThreadSanitizer). Such a build's
 // libstacksage-preload.so is instrumented: every program it is preloaded into,
 // also one that is not sanitizer-built (mpirun, sh, taskset), must load the

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang, ASan+UBSan) and runs each one.
-#   scripts/fuzz.sh --bounded      make test: a fixed number of executions per target
+#   scripts/fuzz.sh --bounded      make check: a fixed number of executions per target
 #                                  (about a minute each here), with a fixed seed and the
 #                                  seed corpus only, so every run repeats the same inputs
 #   scripts/fuzz.sh --seconds N    each target for N seconds, growing the corpus

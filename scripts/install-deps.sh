@@ -14,6 +14,7 @@ packages=(
   clang libomp-dev libclang-rt-14-dev   # libclang-rt: libFuzzer and the sanitizers for scripts/fuzz.sh
   chromium nodejs          # the HTML report's browser test (tests/browser)
   libxml2-utils            # xmllint: the GraphML export is checked with it
+  python3                  # tests/packaging: the Spack recipe is parsed with it
 )
 
 missing=()

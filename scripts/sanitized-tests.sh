@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test suite again under the sanitizers. Run by `make test`.
+# The test suite again under the sanitizers. Run by `make check` (`make test`
+# runs only scripts/sanitizer-smoke.sh).
 #   scripts/sanitized-tests.sh [--asan-only|--tsan-only]
 #
 # 1. AddressSanitizer + UndefinedBehaviorSanitizer (leak checking on), in

@@ -1,0 +1,75 @@
+#include "cli/help_sections.hpp"
+
+#include <CLI/CLI.hpp>
+
+namespace stacksage::cli {
+
+namespace {
+
+const char* exit_status(const std::string& command) {
+    if (command == "run")
+        return "EXIT STATUS:\n"
+               "  The command's own exit status; 128+N when it was killed by signal N.\n"
+               "  2    a bad option (the command is not started)\n"
+               "  126  the command could not be started\n"
+               "  127  the command was not found";
+    if (command == "check")
+        return "EXIT STATUS:\n"
+               "  0  no finding of the chosen severity\n"
+               "  1  findings of the chosen severity (--fail-on)\n"
+               "  2  a bad option or an unreadable input (the message names it)";
+    if (command.empty())
+        return "EXIT STATUS:\n"
+               "  0  success\n"
+               "  1  `check`: findings of the chosen severity\n"
+               "  2  a bad option, an unknown subcommand or an unreadable input\n"
+               "  `run` returns the exit status of the command it ran.";
+    return "EXIT STATUS:\n"
+           "  0  success\n"
+           "  2  a bad option or an unreadable input (the message names it)";
+}
+
+const char* environment(const std::string& command) {
+    if (command == "run")
+        return "ENVIRONMENT:\n"
+               "  STACKSAGE_PRELOAD  path of libstacksage-preload.so (default: found next to\n"
+               "                     stacksage, in the build tree or in <prefix>/lib/stacksage)\n"
+               "  TMPDIR             where a link to the recorder goes when its path holds a\n"
+               "                     space or a colon, which LD_PRELOAD cannot carry\n"
+               "  SLURM_JOB_ID, SLURM_STEP_ID, OMPI_MCA_ess_base_jobid, PMIX_NAMESPACE,\n"
+               "  FLUX_JOB_ID, PBS_JOBID, LSB_JOBID\n"
+               "                     name the default output directory after the job\n"
+               "  OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, FLUX_TASK_RANK, SLURM_PROCID\n"
+               "                     under a launcher only rank 0 prints the summary\n"
+               "  Set for the command (and read by the recorder): LD_PRELOAD, STACKSAGE_OUTPUT,\n"
+               "  STACKSAGE_TOPOLOGY=0 (--no-topology), STACKSAGE_MODEL=0 (--no-model),\n"
+               "  STACKSAGE_SAMPLE (--sample). STACKSAGE_QUIET=1 silences the recorder's notes.";
+    if (command == "report")
+        return "ENVIRONMENT:\n"
+               "  NO_COLOR  when set, the terminal report has no colours";
+    if (command.empty())
+        return "ENVIRONMENT:\n"
+               "  See each subcommand's --help (`stacksage run --help` lists the recorder's).";
+    return "ENVIRONMENT:\n"
+           "  None of its own.";
+}
+
+}  // namespace
+
+std::string exit_status_and_environment(const std::string& command) {
+    return std::string(exit_status(command)) + "\n\n" + environment(command);
+}
+
+void add_help_sections_and_version(CLI::App& app, const std::string& version) {
+    auto append = [](CLI::App& to, const std::string& sections) {
+        const std::string footer = to.get_footer();
+        to.footer(footer.empty() ? sections : footer + "\n\n" + sections);
+    };
+    append(app, exit_status_and_environment(""));
+    for (CLI::App* sub : app.get_subcommands({})) {
+        sub->set_version_flag("--version", "stacksage " + sub->get_name() + " " + version);
+        append(*sub, exit_status_and_environment(sub->get_name()));
+    }
+}
+
+}  // namespace stacksage::cli
