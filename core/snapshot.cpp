@@ -384,9 +384,7 @@ Result<Model> read_snapshot_bytes(const void* data, std::size_t size, const std:
 }
 
 Result<Model> open_snapshot(const std::string& path) {
-    // O_NONBLOCK: a FIFO planted at the path opens at once (and is refused
-    // below) instead of waiting forever for a writer.
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return make_error(fmt::format("{}: cannot open snapshot: {}", path, std::strerror(errno)));
     struct stat st {};
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
