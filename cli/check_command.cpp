@@ -1,6 +1,9 @@
 // `stacksage check OUT --fail-on warning|error`: an exit status for job
-// scripts and CI: 1 when findings of that severity (or worse) exist, 0 when
-// none do, 2 when the run cannot be analysed.
+// scripts and CI: 1 when findings of that severity (or worse) exist, or when
+// loading the run noted an input error (a log skipped, a topology or
+// run.json that could not be read: the analysis is incomplete, so the check
+// cannot vouch for the run, at either threshold); 0 otherwise; 2 when the
+// run cannot be analysed at all.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
@@ -14,6 +17,10 @@
 namespace stacksage::cli {
 
 namespace {
+// Input errors printed before "... and N more": a run whose every log is
+// corrupt must not print 10,000 lines (the JSON report lists them all).
+constexpr std::size_t kMaxInputErrorsPrinted = 20;
+
 struct CheckOptions {
     std::string directory;
     std::string fail_on = "warning";
@@ -38,22 +45,36 @@ int run_check(const CheckOptions& o) {
                             terminal_safe(f.message));
     }
     const AnalysisResult& a = analysed->analysis;
-    for (const LoadNote& n : analysed->run.notes)
-        if (n.level == LoadNote::Level::Error)
-            text += fmt::format("input error: {}: {}\n", terminal_safe(n.file), terminal_safe(n.message));
-    text += fmt::format("stacksage check: {} error(s), {} warning(s), {} info(s){}; {}\n", a.count(Severity::Error),
+    std::size_t input_errors = 0;
+    for (const LoadNote& n : analysed->run.notes) {
+        if (n.level != LoadNote::Level::Error) continue;
+        ++input_errors;
+        if (input_errors <= kMaxInputErrorsPrinted)
+            text += fmt::format("input error: {}: {}\n", terminal_safe(n.file.empty() ? "run" : n.file),
+                                terminal_safe(n.message));
+    }
+    if (input_errors > kMaxInputErrorsPrinted)
+        text += fmt::format("... and {} more input error(s), {} in all (`stacksage report {} --format json` lists them)\n",
+                            input_errors - kMaxInputErrorsPrinted, input_errors, terminal_safe(o.directory));
+    text += fmt::format("stacksage check: {} error(s), {} warning(s), {} info(s){}{}; {}\n", a.count(Severity::Error),
                         a.count(Severity::Warning), a.count(Severity::Info),
-                        analysed->run.stats.logs_skipped ? fmt::format(", {} event log(s) skipped", analysed->run.stats.logs_skipped) : "",
-                        failing > 0 ? fmt::format("failing on {}", o.fail_on) : std::string("passed"));
+                        input_errors ? fmt::format(", {} input error(s)", input_errors) : "",
+                        analysed->run.stats.logs_skipped
+                            ? fmt::format(", {} event log(s) skipped", analysed->run.stats.logs_skipped)
+                            : "",
+                        failing > 0        ? fmt::format("failing on {}", o.fail_on)
+                        : input_errors > 0 ? std::string("failing: the input is incomplete")
+                                           : std::string("passed"));
     if (!o.quiet) output.print(text);
-    return output.finish(failing > 0 ? kExitFindings : kExitOk);
+    return output.finish(failing > 0 || input_errors > 0 ? kExitFindings : kExitOk);
 }
 }  // namespace
 
 CommandRunner add_check_command(CLI::App& app) {
     auto options = std::make_shared<CheckOptions>();
     CLI::App* check = app.add_subcommand(
-        "check", "Exit with 1 when a recorded run has findings of a severity (for job scripts and CI)");
+        "check",
+        "Exit with 1 when a recorded run has findings of a severity, or input errors (for job scripts and CI)");
     check->add_option("directory", options->directory, "The directory `stacksage run` wrote")->required();
     check->add_option("--fail-on", options->fail_on, "Lowest severity that fails the check")
         ->check(CLI::IsMember({"warning", "error"}));

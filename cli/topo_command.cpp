@@ -15,6 +15,7 @@ namespace stacksage::cli {
 namespace {
 struct TopoOptions {
     std::string input;
+    bool input_given = false;  // --input was on the command line (perhaps as "")
     std::string format = "text";
     bool include_io = false;
     int max_depth = -1;
@@ -24,6 +25,13 @@ struct TopoOptions {
 
 int run_topo(const TopoOptions& o) {
     CommandOutput output("stacksage topo");
+    // `--input ""` (an unset variable in a script) names no file: it must not
+    // quietly mean "this machine".
+    if (o.input_given && o.input.empty()) {
+        output.say("--input is empty: give the path of an hwloc XML file, or leave --input out to discover this "
+                   "machine");
+        return output.finish(kExitUsage);
+    }
     HwlocLoadOptions load;
     load.include_io = o.include_io;
     Result<Model> model = o.input.empty() ? discover_this_machine(load) : load_hwloc_xml(o.input, load);
@@ -49,14 +57,18 @@ int run_topo(const TopoOptions& o) {
 CommandRunner add_topo_command(CLI::App& app) {
     auto options = std::make_shared<TopoOptions>();
     CLI::App* topo = app.add_subcommand("topo", "Print the topology model of this machine or of an hwloc XML file");
-    topo->add_option("-i,--input", options->input, "hwloc XML file (default: discover this machine)");
+    CLI::Option* input =
+        topo->add_option("-i,--input", options->input, "hwloc XML file (default: discover this machine)");
     topo->add_option("-f,--format", options->format, "Output format")
         ->check(CLI::IsMember({"text", "json"}));
     topo->add_flag("--io", options->include_io, "Include I/O devices (PCI, GPUs, NICs, disks)");
     topo->add_option("--max-depth", options->max_depth, "Print at most this many levels (text)");
     topo->add_flag("--attributes", options->show_attributes, "Print every attribute (text)");
     topo->add_flag("--fold", options->fold, "Print one of each run of alike siblings, then how many more (text)");
-    return [options] { return run_topo(*options); };
+    return [options, input] {
+        options->input_given = input->count() > 0;
+        return run_topo(*options);
+    };
 }
 
 }  // namespace stacksage::cli

@@ -1,12 +1,8 @@
 #include "parsers/event_log_reader.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <array>
-#include <cerrno>
-#include <cstring>
+
+#include "parsers/input_file.hpp"
 
 namespace stacksage {
 
@@ -26,35 +22,12 @@ Error corrupt(const std::string& name, std::size_t line, std::string_view why) {
 }
 
 // Reads the whole file into `text` (reused between calls: one allocation per
-// thread for a whole run of logs, not one per file).
+// thread for a whole run of logs, not one per file). Only a regular file of at
+// most input_limits::kEventLog bytes is read (input_file.hpp): a FIFO, a
+// device or a directory where a log should be is refused, never waited on.
 Status read_file(const std::string& path, std::string& text) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        const int err = errno;
-        return make_error(path + ": cannot open the event log (" + std::strerror(err) +
-                          "); the file is skipped");
-    }
-    struct stat info {};
-    std::size_t size = ::fstat(fd, &info) == 0 && info.st_size > 0 ? static_cast<std::size_t>(info.st_size) : 0;
-    // One byte more than the file's size, so that reaching the end needs no
-    // second read; a file still growing is read on in blocks.
-    text.resize(size + 1);
-    std::size_t got = 0;
-    for (;;) {
-        if (got == text.size()) text.resize(text.size() * 2 + 4096);
-        const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            const int err = errno;
-            ::close(fd);
-            return make_error(path + ": cannot read the event log (" + std::strerror(err) +
-                              "); the file is skipped");
-        }
-        if (n == 0) break;
-        got += static_cast<std::size_t>(n);
-    }
-    ::close(fd);
-    text.resize(got);
+    if (auto problem = read_input_file(path, input_limits::kEventLog, "an event log", text))
+        return make_error(path + ": cannot read the event log: " + problem->reason + "; the file is skipped");
     return Ok{};
 }
 
@@ -161,6 +134,15 @@ Result<EventLogSummary> parse_event_log(std::string_view text, const std::string
                                "the first event ('" + std::string(*name_field) + "') has a negative time (" +
                                    std::to_string(*t) + "); the recorder never writes one");
             ++summary.negative_time_events;
+            continue;
+        }
+        if (*pid <= 0 || *tid <= 0) {
+            if (!seen_event)
+                return corrupt(name, line_no,
+                               "the first event ('" + std::string(*name_field) + "') has pid " +
+                                   std::to_string(*pid) + " and tid " + std::to_string(*tid) +
+                                   "; the recorder writes only positive ones");
+            ++summary.invalid_id_events;
             continue;
         }
         seen_event = true;

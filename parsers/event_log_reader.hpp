@@ -55,6 +55,10 @@ struct EventLogSummary {
     // in the analysis can overflow. A negative first event is an error
     // instead: it dates the whole log.
     std::size_t negative_time_events = 0;
+    // Events whose "pid" or "tid" is 0 or negative (the recorder writes the
+    // kernel's ids, always positive): skipped. In the first event it is an
+    // error instead: the process would have no identity.
+    std::size_t invalid_id_events = 0;
     int newest_version = 0;         // highest "v" seen
     std::map<std::string, std::size_t, std::less<>> unknown_events;  // name -> count, skipped
 };

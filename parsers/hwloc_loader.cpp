@@ -7,13 +7,8 @@
 // print to stderr) ever sees it.
 #include "parsers/hwloc_loader.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
-#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -21,52 +16,34 @@
 
 #include "parsers/hwloc_convert.hpp"
 #include "parsers/hwloc_load_error.hpp"
+#include "parsers/input_file.hpp"
 
 namespace stacksage {
-namespace {
 
 // ---- reading ---------------------------------------------------------------
 
-Result<std::string> read_whole_file(const std::string& path) {
-    struct stat info {};
-    if (::stat(path.c_str(), &info) != 0) {
-        const int err = errno;
-        if (err == ENOENT) return hwloc_load_error(path, "no such file", "check the path");
-        return hwloc_load_error(path, std::strerror(err), "check the path and its permissions");
-    }
-    if (S_ISDIR(info.st_mode))
-        return hwloc_load_error(path, "it is a directory", "give the path of an XML file written by `lstopo FILE.xml`");
-    if (!S_ISREG(info.st_mode))
-        return hwloc_load_error(path, "it is not a regular file (a device, FIFO or socket)",
-                          "save the topology into a file first");
-    if (info.st_size == 0) return hwloc_load_error(path, "the file is empty", kReexport);
-    if (info.st_size >= INT_MAX) return hwloc_load_error(path, "the file is larger than 2 GiB", "give an hwloc XML topology file");
-
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        const int err = errno;
-        return hwloc_load_error(path, std::strerror(err), "make the file readable (chmod +r) or copy it somewhere readable");
-    }
-    std::string text(static_cast<std::size_t>(info.st_size), '\0');
-    std::size_t got = 0;
-    while (got < text.size()) {
-        const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            const int err = errno;
-            ::close(fd);
-            return hwloc_load_error(path, std::strerror(err), "check that the file is readable");
+Result<std::string> read_hwloc_xml_file(const std::string& path) {
+    std::string text;
+    if (auto problem = read_input_file(path, input_limits::kTopologyXml, "an hwloc topology", text)) {
+        using Kind = InputProblem::Kind;
+        switch (problem->kind) {
+            case Kind::Missing: return hwloc_load_error(path, problem->reason, "check the path");
+            case Kind::Directory:
+                return hwloc_load_error(path, problem->reason, "give the path of an XML file written by `lstopo FILE.xml`");
+            case Kind::NotRegular: return hwloc_load_error(path, problem->reason, "save the topology into a file first");
+            case Kind::TooLarge: return hwloc_load_error(path, problem->reason, "give an hwloc XML topology file");
+            case Kind::Unreadable:
+                return hwloc_load_error(path, problem->reason,
+                                        problem->error_number == EACCES || problem->error_number == EPERM
+                                            ? "make the file readable (chmod +r) or copy it somewhere readable"
+                                            : "check the path and that the file is readable");
         }
-        if (n == 0) break;  // shrank while we read it
-        got += static_cast<std::size_t>(n);
     }
-    ::close(fd);
-    text.resize(got);
-    if (text.empty()) return hwloc_load_error(path, "the file is empty", kReexport);
+    // Said as what was read: files of /proc report a size of 0 whatever
+    // they hold, so an empty file is one that gave no byte.
+    if (text.empty()) return hwloc_load_error(path, "the file is empty (reading it gave no byte)", kReexport);
     return text;
 }
-
-}  // namespace
 
 namespace {
 
@@ -132,7 +109,7 @@ Result<Model> to_model(hwloc_topology_t topo, const HwlocLoadOptions& options) {
 }  // namespace
 
 Result<Model> load_hwloc_xml(const std::string& path, const HwlocLoadOptions& options) {
-    Result<std::string> text = read_whole_file(path);
+    Result<std::string> text = read_hwloc_xml_file(path);
     if (!text) return text.error();
     return load_hwloc_xml_text(*text, path, options);
 }

@@ -47,10 +47,19 @@ inline constexpr const char* kJobRestrictedKey = "job_restricted";
 //
 // \return a Model whose only root is a Topology component holding one Node.
 // \return an Error, naming the file, the reason and what to do, when the path
-//         is missing, not a regular file, unreadable, empty, not XML, not an
+//         is missing, not a regular file, larger than input_limits::kTopologyXml
+//         (256 MiB), unreadable, empty, not XML, not an
 //         hwloc topology, truncated, of an unsupported format version (> 2.x),
 //         or rejected by hwloc. Never a partial model.
 Result<Model> load_hwloc_xml(const std::string& path, const HwlocLoadOptions& options = {});
+
+// Reads the XML file at path as load_hwloc_xml does (input_file.hpp: a
+// regular file only, never waited on, at most input_limits::kTopologyXml
+// bytes), for callers that look at the text before loading it.
+//
+// \return the text (never empty).
+// \return the Error load_hwloc_xml would give for the file.
+Result<std::string> read_hwloc_xml_file(const std::string& path);
 
 // The same for XML text already in memory (a file's contents, a fuzzer's
 // input). `name` stands for the file in error messages.

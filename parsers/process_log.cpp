@@ -12,13 +12,6 @@ namespace stacksage {
 
 namespace {
 
-std::optional<Cpuset> mask_field(const JsonDocument& doc, JsonDocument::ValueIndex object,
-                                 std::string_view key) {
-    const auto text = doc.as_string(doc.find(object, key));
-    if (!text) return std::nullopt;
-    return Cpuset::parse(*text);
-}
-
 std::string string_field(const JsonDocument& doc, std::string_view key) {
     return std::string(doc.get_string(key).value_or(std::string_view{}));
 }
@@ -45,6 +38,7 @@ public:
         if (ev.truncated) return {};  // only the common fields survived; nothing to apply
         const JsonDocument& doc = *ev.doc;
         if (ev.name == "thread_start") {
+            if (!take_tid(ev.tid, ev.t)) return {};
             ThreadRecord& t = new_thread(ev.tid, ev.t, false);
             t.seq = doc.get_int("seq").value_or(-1);
             t.creator_tid = doc.get_int("creator_tid").value_or(-1);
@@ -188,6 +182,33 @@ public:
     }
 
 private:
+    // A cpuset field ("cpuset", "cgroup_cpuset", ...): nullopt when absent or
+    // null. One that is no cpuset (junk, or CPU numbers of 2^20 and more,
+    // which Cpuset refuses) is counted and ignored; CPUs of kMaxCpuInLog and
+    // more are counted and dropped (a mask left empty then is ignored): no
+    // Linux machine has them, and the node rebuilt from the masks seen, and
+    // every flow's MayRunOn paths, grow with the highest CPU named.
+    std::optional<Cpuset> mask_field(const JsonDocument& doc, JsonDocument::ValueIndex object, std::string_view key) {
+        const JsonDocument::ValueIndex value = doc.find(object, key);
+        const auto text = doc.as_string(value);
+        if (!text) {
+            if (value != JsonDocument::kNone && !doc.is_null(value)) ++p_.masks_unreadable;
+            return std::nullopt;
+        }
+        std::optional<Cpuset> mask = Cpuset::parse(*text);
+        if (!mask) {
+            ++p_.masks_unreadable;
+            return std::nullopt;
+        }
+        if (mask->end_index() > kMaxCpuInLog) {
+            ++p_.masks_clipped;
+            p_.highest_clipped_cpu = std::max<std::int64_t>(p_.highest_clipped_cpu, mask->end_index() - 1);
+            *mask &= Cpuset::range(0, kMaxCpuInLog - 1);
+            if (mask->empty()) return std::nullopt;
+        }
+        return mask;
+    }
+
     void start(const EventLogEvent& ev) {
         started_ = true;
         const JsonDocument& doc = *ev.doc;
@@ -225,6 +246,27 @@ private:
         for (const std::string& m : *p_.module_pool)
             if (m == *path) return m;
         return p_.module_pool->emplace_back(*path);
+    }
+
+    // Whether a thread_start may open a thread with this tid at time t. The
+    // kernel gives a tid to one live thread at a time, so a tid that a thread
+    // started under our eyes still holds means its thread_end is missing (a
+    // torn line) or the file was altered: the earlier thread is taken to end
+    // here. A start that carries the main thread's tid (which lives as long
+    // as the process), or comes before the earlier start, is ignored.
+    bool take_tid(std::int64_t tid, std::int64_t t) {
+        auto it = by_tid_.find(tid);
+        if (it == by_tid_.end()) return true;
+        ThreadRecord& earlier = p_.threads[it->second];
+        if (earlier.end_t >= 0 && earlier.end_t <= t) return true;  // ended before: the kernel reused the tid
+        if (earlier.discovered) return true;  // seen before its start line was: kept as before
+        if (earlier.is_main || t < earlier.start_t) {
+            ++p_.duplicate_tid_starts_ignored;
+            return false;
+        }
+        earlier.end_t = t;
+        ++p_.duplicate_tid_starts;
+        return true;
     }
 
     ThreadRecord& new_thread(std::int64_t tid, std::int64_t t, bool discovered) {
@@ -305,7 +347,11 @@ private:
         const auto threads = doc.find(doc.root(), "threads");
         for (auto th = doc.first_child(threads); th != JsonDocument::kNone; th = doc.next(th)) {
             const auto tid = doc.as_int(doc.find(th, "tid"));
-            if (!tid || *tid <= 0) continue;
+            if (!tid) continue;
+            if (*tid <= 0) {
+                ++p_.invalid_tids;  // the recorder lists the kernel's tasks: every tid is positive
+                continue;
+            }
             ThreadRecord& r = thread_or_discover(*tid, ev.t);
             if (r.name.empty())
                 if (auto name = doc.as_string(doc.find(th, "name"))) r.name = std::string(*name);

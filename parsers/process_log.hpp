@@ -24,6 +24,13 @@
 
 namespace stacksage {
 
+// CPU numbers from this one up are dropped from the masks of a log (and
+// counted in ProcessImage::masks_clipped): a kernel numbers its CPUs below its
+// NR_CPUS, 8192 at most in today's kernels, and a mask reaching far beyond
+// (an edited log's "0-1000000") would make the node rebuilt from the masks,
+// and every flow's MayRunOn paths, as large.
+inline constexpr unsigned kMaxCpuInLog = 16384;
+
 struct MaskChange {
     std::int64_t t = 0;
     Cpuset cpuset;
@@ -114,6 +121,14 @@ struct ProcessImage {
     // vector may copy rather than move it) keep the strings the threads point
     // to alive; a deque, so that adding a path never moves the others.
     std::shared_ptr<std::deque<std::string>> module_pool = std::make_shared<std::deque<std::string>>();
+    // What in this log only an altered file (or a lost line) explains, and
+    // what was done about it (run_loader.cpp notes each as a warning):
+    std::size_t masks_unreadable = 0;    // cpuset fields that are no cpuset: ignored
+    std::size_t masks_clipped = 0;       // masks naming CPUs >= kMaxCpuInLog: those CPUs dropped
+    std::int64_t highest_clipped_cpu = -1;
+    std::size_t duplicate_tid_starts = 0;          // a thread_start for a running thread's tid: that one ended there
+    std::size_t duplicate_tid_starts_ignored = 0;  // one for the main thread's tid, or dated before the other: ignored
+    std::size_t invalid_tids = 0;        // tids <= 0 in an MPI snapshot's thread list: ignored
     std::vector<std::string> notes;      // what in this log was odd but not fatal
     EventLogSummary summary;
 };

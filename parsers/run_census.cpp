@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
+
+#include "parsers/input_file.hpp"
 
 namespace stacksage {
 
@@ -36,9 +38,13 @@ struct ImageStart {
 
 ImageStart read_image_start(const fs::path& path) {
     ImageStart s;
-    std::ifstream in(path, std::ios::binary);
-    std::string line;
-    if (!in || !std::getline(in, line)) return s;
+    // The first line only, from a regular file only (input_file.hpp): the
+    // recorder's process_start line is far shorter than this.
+    constexpr std::uint64_t kFirstLineBytes = std::uint64_t{1} << 20;
+    std::string text;
+    if (read_input_prefix(path.string(), kFirstLineBytes, text)) return s;
+    const std::string_view line = std::string_view(text).substr(0, text.find('\n'));
+    if (line.empty()) return s;
     const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     if (!j.is_object() || j.value("ev", "") != "process_start") return s;
     s.readable = true;

@@ -8,9 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -18,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "parsers/hwloc_loader.hpp"
+#include "parsers/input_file.hpp"
 #include "parsers/memory_access_paths.hpp"
 #include "core/model_copy.hpp"
 #include "core/saturating.hpp"
@@ -69,8 +68,20 @@ bool natural_less(std::string_view a, std::string_view b) {
     return a.size() - i < b.size() - j;
 }
 
-// The number after `prefix` in a log's file name ("rank-0003.pid-4711.jsonl"),
-// or -1.
+// The image number in a log's file name: N in "pid-4711.N.jsonl" (the
+// recorder's name for the pid's next image when the first is taken), else 0.
+std::int64_t image_number(std::string_view file) {
+    if (file.ends_with(".jsonl")) file.remove_suffix(6);
+    std::size_t digits = 0;
+    while (digits < file.size() && digits < 9 && file[file.size() - 1 - digits] >= '0' &&
+           file[file.size() - 1 - digits] <= '9')
+        ++digits;
+    if (digits == 0 || digits == file.size() || file[file.size() - 1 - digits] != '.') return 0;
+    std::int64_t n = 0;
+    for (char c : file.substr(file.size() - digits)) n = n * 10 + (c - '0');
+    return n;
+}
+
 std::string join_command(const std::vector<std::string>& args) {
     std::string out;
     for (const std::string& a : args) {
@@ -220,6 +231,7 @@ private:
             if (ec) {
                 note(LoadNote::Level::Error, host.name, "the host directory cannot be read (" + ec.message() +
                                                             "); its processes are missing from the analysis");
+                unreadable_hosts_.push_back("'" + entry.path().string() + "' cannot be read (" + ec.message() + ")");
                 continue;
             }
             for (const fs::directory_entry& f : files) {
@@ -234,7 +246,11 @@ private:
                     host.sample_files.insert(host.name + "/" + name);
                     continue;
                 }
-                if (!is_event_log_name(name) || !f.is_regular_file(ec)) continue;
+                // Whatever the entry is: one that is no regular file (a
+                // FIFO, a directory, a link to /dev/zero) is counted, and
+                // the reader refuses it with an error note (input_file.hpp),
+                // rather than the run losing a process without a word.
+                if (!is_event_log_name(name)) continue;
                 const LogFileName parsed = parse_log_file_name(name);
                 const std::int64_t pid = parsed.pid;
                 LogGroup* g = nullptr;
@@ -249,7 +265,12 @@ private:
                 // host/name: what the notes show. (fs::relative would stat
                 // every path component, for each of possibly 100,000 logs.)
                 g->files.push_back(host.name + "/" + name);
-                log_bytes_ += f.file_size(ec);
+                // For the model's reservation (reserve_model): a file the
+                // reader will refuse (not regular, over the limit) adds nothing.
+                if (f.is_regular_file(ec)) {
+                    const std::uintmax_t bytes = f.file_size(ec);
+                    if (!ec && bytes <= input_limits::kEventLog) log_bytes_ += bytes;
+                }
             }
             for (auto& [pid, g] : by_pid) host.groups.push_back(std::move(g));
             for (auto& g : unnamed) host.groups.push_back(std::move(g));
@@ -268,6 +289,14 @@ private:
         }
         std::sort(hosts_.begin(), hosts_.end(),
                   [](const HostDir& a, const HostDir& b) { return natural_less(a.name, b.name); });
+        if (run_.stats.logs == 0 && !unreadable_hosts_.empty()) {
+            // Say what stood in the way (permissions, most often), not that
+            // the directory is no run.
+            std::string message = "'" + out_ + "' holds no event log that can be read: " + unreadable_hosts_.front();
+            if (unreadable_hosts_.size() > 1)
+                message += " (and " + std::to_string(unreadable_hosts_.size() - 1) + " more host directories)";
+            return make_error(message + "; check the permissions of the run directory");
+        }
         if (run_.stats.logs == 0)
             return make_error("'" + out_ + "' holds no event logs (<host>/*.jsonl); is it a directory written by "
                                            "`stacksage run`? Run the job again under `stacksage run -o " +
@@ -277,15 +306,19 @@ private:
 
     void read_run_json() {
         const fs::path path = fs::path(out_) / "run.json";
-        std::error_code ec;
-        if (!fs::exists(path, ec)) {
-            note(LoadNote::Level::Warning, "run.json",
-                 "run.json is missing: the command and start time of the run are unknown; the event logs are "
-                 "analysed without them");
+        std::string text;
+        if (auto problem = read_input_file(path.string(), input_limits::kRunJson, "run.json", text)) {
+            if (problem->kind == InputProblem::Kind::Missing && !problem->through_link)
+                note(LoadNote::Level::Warning, "run.json",
+                     "run.json is missing: the command and start time of the run are unknown; the event logs are "
+                     "analysed without them");
+            else
+                note(LoadNote::Level::Error, "run.json",
+                     "run.json cannot be read: " + problem->reason +
+                         "; it is ignored and the event logs are analysed without it");
             return;
         }
-        std::ifstream in(path);
-        nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+        nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
         if (doc.is_discarded() || !doc.is_object()) {
             note(LoadNote::Level::Error, "run.json",
                  "run.json is not a JSON object (corrupt or truncated); it is ignored and the event logs are "
@@ -318,8 +351,12 @@ private:
     // The estimate errs high (about one flow per 200 bytes of log, where a
     // thread's start and end take about 500): reserved memory that is never
     // written is never made resident.
+    // The estimate stops at 8 GiB of logs: a directory of sparse files that
+    // claim terabytes (each under its limit) must not reserve beyond what
+    // a machine has; a real run that large grows its arrays as it loads.
     void reserve_model() {
-        const std::size_t flows = static_cast<std::size_t>(log_bytes_ / 200) + 64;
+        constexpr std::uintmax_t kMaxReservedLogBytes = 8 * input_limits::kGiB;
+        const std::size_t flows = static_cast<std::size_t>(std::min(log_bytes_, kMaxReservedLogBytes) / 200) + 64;
         const std::size_t processes = run_.stats.logs;
         const std::size_t node_components = hosts_.size() * 256;
         run_.model.reserve(flows + processes + node_components, flows * 3, flows * 14 + processes * 24 + node_components * 8);
@@ -394,6 +431,38 @@ private:
                 note(LoadNote::Level::Info, file,
                      std::to_string(image.summary.truncated_events) +
                          " event(s) were too long for the recorder and lost their details");
+            if (image.summary.invalid_id_events > 0)
+                note(LoadNote::Level::Warning, file,
+                     std::to_string(image.summary.invalid_id_events) +
+                         " event(s) with a pid or tid of 0 or less were skipped: the recorder writes the kernel's "
+                         "ids, always positive, so the file was altered after the run");
+            if (image.invalid_tids > 0)
+                note(LoadNote::Level::Warning, file,
+                     std::to_string(image.invalid_tids) +
+                         " thread(s) listed in MPI snapshots have a tid of 0 or less (the recorder lists the "
+                         "kernel's tasks, always positive): they are ignored");
+            if (image.duplicate_tid_starts > 0)
+                note(LoadNote::Level::Warning, file,
+                     std::to_string(image.duplicate_tid_starts) +
+                         " thread_start event(s) name the tid of a thread of this process still running (its "
+                         "thread_end is missing, or the file was altered): the kernel gives a tid to one thread at "
+                         "a time, so the earlier thread is taken to end where the later one starts");
+            if (image.duplicate_tid_starts_ignored > 0)
+                note(LoadNote::Level::Warning, file,
+                     std::to_string(image.duplicate_tid_starts_ignored) +
+                         " thread_start event(s) name the tid of the main thread, or of a thread that started "
+                         "later, which the kernel cannot have given twice: they are ignored");
+            if (image.masks_unreadable > 0)
+                note(LoadNote::Level::Warning, file,
+                     std::to_string(image.masks_unreadable) +
+                         " cpuset field(s) are not CPU lists the recorder writes (junk, or CPU numbers of a million "
+                         "and more): they are ignored, as if the mask were not recorded");
+            if (image.masks_clipped > 0)
+                note(LoadNote::Level::Warning, file,
+                     std::to_string(image.masks_clipped) + " mask(s) name CPUs numbered " +
+                         std::to_string(kMaxCpuInLog) + " or more (up to " + std::to_string(image.highest_clipped_cpu) +
+                         "), which no Linux kernel numbers: those CPUs are left out (a mask left empty counts as "
+                         "not recorded)");
             if (image.threads_untraced > 0)
                 note(LoadNote::Level::Warning, file,
                      std::to_string(image.threads_untraced) +
@@ -402,10 +471,46 @@ private:
             image.notes.clear();
             jobs[i].group->images.push_back(std::move(image));
         }
-        for (LogGroup& g : host.groups)
-            std::sort(g.images.begin(), g.images.end(),
-                      [](const ProcessImage& a, const ProcessImage& b) { return a.start_t < b.start_t; });
+        for (LogGroup& g : host.groups) {
+            // By start; logs that start together by their image number (the
+            // recorder's first name before "pid-100.1.jsonl"), then by name,
+            // so that which one is the duplicate does not depend on the
+            // directory's order.
+            std::sort(g.images.begin(), g.images.end(), [](const ProcessImage& a, const ProcessImage& b) {
+                if (a.start_t != b.start_t) return a.start_t < b.start_t;
+                const std::int64_t ia = image_number(a.file), ib = image_number(b.file);
+                return ia != ib ? ia < ib : natural_less(a.file, b.file);
+            });
+            drop_duplicate_images(g);
+        }
         run_.stats.parse_seconds += seconds_since(start);
+    }
+
+    // The images of one pid follow each other (exec: one ends where the next
+    // starts). Two that start at the same time, or one that starts before
+    // the previous ended, cannot be one process's: a log copied or written
+    // twice (the same pid twice). The first is kept; each later one is
+    // skipped with an error naming the log it collides with.
+    void drop_duplicate_images(LogGroup& g) {
+        if (g.images.size() < 2) return;
+        std::vector<ProcessImage> kept;
+        kept.reserve(g.images.size());
+        for (ProcessImage& image : g.images) {
+            if (!kept.empty()) {
+                const ProcessImage& previous = kept.back();
+                if (image.start_t == previous.start_t || image.start_t < previous.end_t) {
+                    ++run_.stats.logs_skipped;
+                    const std::int64_t pid = g.pid >= 0 ? g.pid : image.pid;
+                    note(LoadNote::Level::Error, image.file,
+                         "another log of pid " + std::to_string(pid) + " on this host (" + previous.file +
+                             ") covers the same time: one process cannot have two logs at once (a copied or "
+                             "duplicated file?); this one is skipped");
+                    continue;
+                }
+            }
+            kept.push_back(std::move(image));
+        }
+        g.images = std::move(kept);
     }
 
     // The topology file's text with its HostName blanked: identical hardware
@@ -425,10 +530,11 @@ private:
     ComponentId graft_topology(const HostDir& host) {
         // The snapshot the node's processes published, when there is a
         // usable one: mapped in microseconds, no XML parsed.
-        if (auto snapshot = open_snapshot((host.path / "topology.snap").string()); snapshot) {
-            ++run_.stats.snapshots_mapped;
-            if (ComponentId node = adopt_node(*snapshot, host); node != kNoComponent) return node;
-        }
+        if (usable_snapshot_file(host))
+            if (auto snapshot = open_snapshot((host.path / "topology.snap").string()); snapshot) {
+                ++run_.stats.snapshots_mapped;
+                if (ComponentId node = adopt_node(*snapshot, host); node != kNoComponent) return node;
+            }
         const fs::path file = host.path / "topology.xml";
         const std::string rel = host.name + "/topology.xml";
         if (!host.has_topology_file) {
@@ -438,15 +544,20 @@ private:
                      "SMT, caches and NUMA unknown)");
             return kNoComponent;
         }
-        std::ifstream in(file, std::ios::binary);
-        std::stringstream buffer;
-        buffer << in.rdbuf();
-        std::string key = topology_cache_key(buffer.str());
+        // Read once, safely (a FIFO or /dev/zero there is refused, not read):
+        // the text is both the cache's key and what hwloc is given.
+        Result<std::string> text = read_hwloc_xml_file(file.string());
+        if (!text) {
+            note(LoadNote::Level::Error, rel,
+                 text.error().message + "; the node is rebuilt from the cpusets its processes had");
+            return kNoComponent;
+        }
+        std::string key = topology_cache_key(*text);
         auto it = topology_cache_.find(key);
         if (it == topology_cache_.end()) {
             HwlocLoadOptions o;
             o.hostname = host.name;
-            Result<Model> loaded = load_hwloc_xml(file.string(), o);
+            Result<Model> loaded = load_hwloc_xml_text(*text, file.string(), o);
             ++run_.stats.topologies_loaded;
             if (!loaded) {
                 note(LoadNote::Level::Error, rel,
@@ -463,6 +574,21 @@ private:
             return kNoComponent;
         }
         return adopt_node(*it->second, host);
+    }
+
+    // Whether the host's topology.snap is a regular file of a sane size, to
+    // be mapped (open_snapshot): absent, it is not (and nothing is said);
+    // anything else there (a FIFO, a link to a device, a huge file) is noted
+    // and topology.xml read instead.
+    bool usable_snapshot_file(const HostDir& host) {
+        InputFile file;
+        auto problem = open_input_file((host.path / "topology.snap").string(), input_limits::kTopologySnapshot,
+                                       "a topology snapshot", file);
+        if (!problem) return true;
+        if (problem->kind != InputProblem::Kind::Missing || problem->through_link)
+            note(LoadNote::Level::Warning, host.name + "/topology.snap",
+                 "topology.snap cannot be used: " + problem->reason + "; topology.xml is read instead");
+        return false;
     }
 
     // Copies the Node of a host's topology under the run's root.
@@ -492,8 +618,11 @@ private:
                     for (const MaskChange& c : t.masks) seen |= c.cpuset;
             }
         Cpuset available = allowed.empty() ? seen : (allowed | seen);
+        // The CPUs the kernel had online bound the node (when the recorder
+        // read them): a mask naming others (an altered log) does not make
+        // the node larger; its CPUs are noted as missing (load_host).
         if (online.empty()) online = available;
-        online |= available;
+        available &= online;
         const ComponentId node = m.add_component(ComponentType::Node, run_.topology, {}, host.name, 0);
         m.set_attr(node, keys::hostname, std::string_view(host.name));
         m.set_attr(node, keys::cpuset, available);
@@ -556,7 +685,15 @@ private:
         Model& m = run_.model;
         for (const Interval& iv : intervals) {
             for (unsigned cpu : *iv.cpuset) {
-                const ComponentId pu = cpu < pu_by_cpu_.size() ? pu_by_cpu_[cpu] : kNoComponent;
+                if (cpu >= pu_by_cpu_.size()) {
+                    // Every CPU from here on is beyond the node: noted at
+                    // once, not one at a time (a mask may name thousands).
+                    Cpuset beyond = *iv.cpuset;
+                    if (!pu_by_cpu_.empty()) beyond -= Cpuset::range(0, static_cast<unsigned>(pu_by_cpu_.size() - 1));
+                    missing_cpus_ |= beyond;
+                    break;
+                }
+                const ComponentId pu = pu_by_cpu_[cpu];
                 if (pu == kNoComponent) {
                     missing_cpus_.set(cpu);
                     continue;
@@ -810,6 +947,7 @@ private:
     LoadedRun run_;
     std::vector<HostDir> hosts_;
     std::uintmax_t log_bytes_ = 0;
+    std::vector<std::string> unreadable_hosts_;  // "'OUT/n01' cannot be read (Permission denied)"
     std::optional<RunKeys> keys_;
     std::unordered_map<std::string, std::optional<Model>> topology_cache_;
     std::vector<ComponentId> pu_by_cpu_;

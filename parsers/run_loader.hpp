@@ -8,7 +8,13 @@
 //
 // Real runs leave broken things behind; each is noted and the rest is loaded:
 // torn last lines, unknown events, corrupt logs (skipped, named), a missing or
-// unreadable topology (fallback), masks naming CPUs the topology lacks.
+// unreadable topology (fallback), masks naming CPUs the topology lacks. So do
+// hostile ones: every file is read through input_file.hpp (a FIFO, a device,
+// a directory or a file over its size limit is refused by name, never waited
+// on), a second log of one pid covering the same time is skipped, and ids and
+// masks no recorder writes are skipped or bounded (process_log.hpp), each
+// with a note. Error notes mean part of the run is missing from the analysis
+// (`stacksage check` fails on them).
 #pragma once
 
 #include <string>
@@ -34,7 +40,7 @@ struct RunLoadOptions {
 struct RunLoadStats {
     std::size_t hosts = 0;
     std::size_t logs = 0;          // event-log files found
-    std::size_t logs_skipped = 0;  // corrupt or unreadable
+    std::size_t logs_skipped = 0;  // corrupt, unreadable, or a duplicate of another log of the pid
     std::size_t events = 0;
     std::size_t processes = 0;
     std::size_t flows = 0;
@@ -58,7 +64,8 @@ struct LoadedRun {
 // \return the merged model with its notes (possibly empty of processes when
 //         every log was corrupt: the notes then say why).
 // \return an Error when out_dir is not a readable directory or holds no host
-//         directory with event logs (not a stacksage run).
+//         directory with event logs (not a stacksage run; when host
+//         directories could not be read, the Error gives their error).
 Result<LoadedRun> load_run(const std::string& out_dir, const RunLoadOptions& options = {});
 
 std::string_view to_string(LoadNote::Level level);

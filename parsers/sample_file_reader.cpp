@@ -1,24 +1,45 @@
 #include "parsers/sample_file_reader.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
+
+#include "parsers/input_file.hpp"
 
 namespace stacksage {
 
+namespace {
+
+// Reads up to n bytes at offset `at` of fd (fewer only at the end of the
+// file, or on an error); advances at.
+std::size_t read_at(int fd, void* buffer, std::size_t n, std::uint64_t& at) {
+    std::size_t got = 0;
+    while (got < n) {
+        const ssize_t r = ::pread(fd, static_cast<char*>(buffer) + got, n - got, static_cast<off_t>(at + got));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += static_cast<std::size_t>(r);
+    }
+    at += got;
+    return got;
+}
+
+}  // namespace
+
 Result<RawSampleFile> read_raw_sample_file(const std::string& path) {
     using namespace sampling;
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return make_error(path + ": cannot be read");
+    InputFile file;
+    if (auto problem = open_input_file(path, input_limits::kRawSampleFile, "a raw sample file", file))
+        return make_error(path + ": cannot be read: " + problem->reason);
     RawSampleFile out;
     // The file's size bounds what a block may claim (below).
-    in.seekg(0, std::ios::end);
-    const auto size = static_cast<std::uint64_t>(std::max<std::streamoff>(in.tellg(), 0));
-    in.seekg(0);
+    const std::uint64_t size = file.size();
+    std::uint64_t at = 0;
     // Read the fixed part of the header; a newer header may be longer.
-    in.read(reinterpret_cast<char*>(&out.header), sizeof out.header);
-    if (in.gcount() < static_cast<std::streamsize>(sizeof out.header) ||
+    if (read_at(file.fd(), &out.header, sizeof out.header, at) < sizeof out.header ||
         std::memcmp(out.header.magic, kSampleFileMagic, sizeof kSampleFileMagic) != 0)
         return make_error(path + ": not a stacksage sample file (bad magic)");
     if (out.header.version > kSampleFileVersion)
@@ -30,12 +51,12 @@ Result<RawSampleFile> read_raw_sample_file(const std::string& path) {
                           std::to_string(sizeof(SampleFileRecord)));
     if (out.header.header_bytes < sizeof out.header)
         return make_error(path + ": header of " + std::to_string(out.header.header_bytes) + " bytes is too short");
-    in.seekg(out.header.header_bytes);
+    at = out.header.header_bytes;
     SampleBlockHeader block{};
     while (true) {
-        in.read(reinterpret_cast<char*>(&block), sizeof block);
-        if (in.gcount() == 0) break;
-        if (in.gcount() < static_cast<std::streamsize>(sizeof block)) {
+        const std::size_t got = read_at(file.fd(), &block, sizeof block, at);
+        if (got == 0) break;
+        if (got < sizeof block) {
             out.partial_block = true;
             break;
         }
@@ -44,15 +65,14 @@ Result<RawSampleFile> read_raw_sample_file(const std::string& path) {
         // A block is cut short only by the end of the file (a killed writer):
         // never make room for more records than the rest of the file holds,
         // whatever a damaged count says (up to 4 billion records, 224 GiB).
-        const auto at = static_cast<std::uint64_t>(std::max<std::streamoff>(in.tellg(), 0));
         const std::uint64_t fit = (size > at ? size - at : 0) / sizeof(SampleFileRecord);
         const std::size_t count = static_cast<std::size_t>(std::min<std::uint64_t>(block.record_count, fit));
         const std::size_t old = out.records.size();
         out.records.resize(old + count);
-        const auto want = static_cast<std::streamsize>(count * sizeof(SampleFileRecord));
-        in.read(reinterpret_cast<char*>(out.records.data() + old), want);
-        if (count < block.record_count || in.gcount() < want) {
-            out.records.resize(old + static_cast<std::size_t>(in.gcount()) / sizeof(SampleFileRecord));
+        const std::size_t want = count * sizeof(SampleFileRecord);
+        const std::size_t records_got = read_at(file.fd(), out.records.data() + old, want, at);
+        if (count < block.record_count || records_got < want) {
+            out.records.resize(old + records_got / sizeof(SampleFileRecord));
             out.partial_block = true;
             break;
         }

@@ -1,8 +1,10 @@
 #include "parsers/sample_summary.hpp"
 
-#include <fstream>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
+
+#include "parsers/input_file.hpp"
 
 namespace stacksage {
 
@@ -108,18 +110,22 @@ const SampledBackend* SampleSummary::backend(const std::string& name) const {
 }
 
 Result<SampleSummary> read_sample_summary(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return make_error(path + ": cannot be read");
+    std::string text;
+    if (auto problem = read_input_file(path, input_limits::kSampleSummary, "a sampling summary", text))
+        return make_error(path + ": cannot be read: " + problem->reason);
     SampleSummary s;
     s.path = path;
-    std::string line, pending_error;
+    std::string pending_error;
     std::size_t number = 0, bad_line = 0;
-    while (std::getline(in, line)) {
+    for (std::size_t at = 0; at < text.size();) {
+        const std::size_t newline = text.find('\n', at);
+        const bool ended = newline != std::string::npos;  // a line without its newline may be torn
+        const std::string_view line = std::string_view(text).substr(at, (ended ? newline : text.size()) - at);
+        at = ended ? newline + 1 : text.size();
         ++number;
         if (!pending_error.empty())  // a bad line that was not the last one
             return make_error(path + ": line " + std::to_string(bad_line) + ": " + pending_error +
                               "; the file is skipped");
-        const bool ended = !in.eof();  // a line without its newline may be torn
         json j = json::parse(line, nullptr, false);
         if (j.is_discarded() || !j.is_object()) {
             pending_error = "not a JSON object";

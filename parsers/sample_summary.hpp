@@ -93,8 +93,10 @@ struct SampleSummary {
 };
 
 // \return the summary.
-// \return an Error "<path>: line N: <why>" when the file cannot be read, is
-//         not a sampling summary (no "sampling" record first), or has a bad
+// \return an Error "<path>: cannot be read: <why>" when the file cannot be
+//         read (input_file.hpp: not a regular file, larger than
+//         input_limits::kSampleSummary), or "<path>: line N: <why>" when it is
+//         not a sampling summary (no "sampling" record first) or has a bad
 //         line before the last.
 Result<SampleSummary> read_sample_summary(const std::string& path);
 

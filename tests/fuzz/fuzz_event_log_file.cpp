@@ -53,7 +53,8 @@ bool same(const Result<ProcessImage>& a, const Result<ProcessImage>& b) {
     if (x.pid != y.pid || x.threads.size() != y.threads.size() || x.end_t != y.end_t || x.end_how != y.end_how ||
         x.notes != y.notes || x.summary.events != y.summary.events || x.summary.lines != y.summary.lines ||
         x.summary.torn_lines != y.summary.torn_lines || x.summary.torn_last_line != y.summary.torn_last_line ||
-        x.summary.negative_time_events != y.summary.negative_time_events)
+        x.summary.negative_time_events != y.summary.negative_time_events ||
+        x.summary.invalid_id_events != y.summary.invalid_id_events)
         return false;
     for (std::size_t i = 0; i < x.threads.size(); ++i)
         if (x.threads[i].tid != y.threads[i].tid || x.threads[i].masks.size() != y.threads[i].masks.size() ||

@@ -58,10 +58,13 @@ Read read(std::string_view text) {
             if (is_known_event(name) || count == 0) std::abort();
             unknown += count;
         }
-        // Every line counted once: an event, an unknown one, or one before time 0.
-        if (r.summary->events + unknown + r.summary->negative_time_events > r.summary->lines) std::abort();
+        // Every line counted once: an event, an unknown one, one before time 0,
+        // or one with a pid or tid that is not positive.
+        if (r.summary->events + unknown + r.summary->negative_time_events + r.summary->invalid_id_events >
+            r.summary->lines)
+            std::abort();
         for (const Seen& e : r.events)
-            if (e.t < 0) std::abort();
+            if (e.t < 0 || e.pid <= 0 || e.tid <= 0) std::abort();
     } else {
         r.error = result.error().message;
         // An error names the log and the line.
