@@ -16,9 +16,10 @@ namespace {
 
 bool g_closed_at_start[3] = {false, false, false};
 
-// \return 0 when all of data was written to fd, the errno of the failure otherwise.
+}  // namespace
+
 int write_all(int fd, std::string_view data) {
-    if (fd <= 2 && g_closed_at_start[fd]) return EBADF;
+    if (fd >= 0 && fd <= 2 && g_closed_at_start[fd]) return EBADF;
     const char* p = data.data();
     std::size_t left = data.size();
     while (left > 0) {
@@ -31,8 +32,6 @@ int write_all(int fd, std::string_view data) {
     }
     return 0;
 }
-
-}  // namespace
 
 void hold_standard_descriptors() {
     for (int fd = 0; fd <= 2; ++fd) {

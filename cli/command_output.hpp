@@ -22,6 +22,11 @@ void hold_standard_descriptors();
 // \return true when descriptor fd (0, 1 or 2) was closed when the program started.
 bool standard_descriptor_was_closed(int fd);
 
+// Writes all of data to fd, retrying short writes and EINTR.
+// \return 0, or the errno of the failure (EBADF for a standard descriptor
+//         that was closed when the program started).
+int write_all(int fd, std::string_view data);
+
 class CommandOutput {
 public:
     // prefix: what starts each message ("stacksage report").

@@ -149,20 +149,6 @@ std::string run_json_text(const fs::path& out, const RunOptions& o, const std::s
     return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-int write_all(int fd, const std::string& text) {
-    const char* p = text.data();
-    std::size_t left = text.size();
-    while (left > 0) {
-        ssize_t n = ::write(fd, p, left);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return errno;
-        if (n == 0) return EIO;
-        p += n;
-        left -= static_cast<std::size_t>(n);
-    }
-    return 0;
-}
-
 enum class Claim {
     Ours,     // this run wrote run.json: the directory is its own
     Joined,   // run.json is from another rank of this run's job: shared, as the ranks of one job share it
