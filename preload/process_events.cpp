@@ -63,13 +63,18 @@ void add_rusage(JsonLine& line, const struct rusage& ru) {
     line.field("majflt", static_cast<std::int64_t>(ru.ru_majflt));
 }
 
-void write_process_end(const char* how, int status) {
+// \param interrupted_recorder the caller is a signal handler that interrupted
+//        the recorder on this thread (_exit from a handler): only what is
+//        async-signal-safe whatever the recorder was doing is written; the
+//        walk over the live threads is left out (the registry may be half
+//        updated), and the line says so.
+void write_process_end(const char* how, int status, bool interrupted_recorder = false) {
     ProcessState& p = process();
     if (p.ended.exchange(true)) return;
     RecorderScope scope;
     // Threads that are never joined (a GNU OpenMP pool, detached helpers)
     // write no thread_end: their CPU time is read here, before the process's.
-    write_usage_of_live_threads();
+    if (!interrupted_recorder) write_usage_of_live_threads();
     char buf[1024];
     JsonLine line(buf, sizeof buf);
     begin_event(line, "process_end");
@@ -94,6 +99,7 @@ void write_process_end(const char* how, int status) {
     line.field_u("threads_created", p.thread_seq.load(std::memory_order_relaxed));
     line.field_u("threads_untraced", p.threads_untraced.load(std::memory_order_relaxed));
     line.field_u("duration_ns", monotonic_ns() - p.start_mono_ns);
+    if (interrupted_recorder) line.field_bool("interrupted_recorder", true);
     emit(line, "process_end");
 }
 
@@ -377,11 +383,14 @@ STACKSAGE_EXPORT int execle(const char* path, const char* arg, ...) {
 }
 
 STACKSAGE_EXPORT void _exit(int status) {
-    if (process().state.load() == static_cast<int>(TracerState::Ready) && is_our_process() &&
-        !inside_recorder()) {
-        finish_sampling_at_exit();
-        write_process_end("_exit", status);
-        process().log.finish();
+    if (process().state.load() == static_cast<int>(TracerState::Ready) && is_our_process()) {
+        // From a signal handler that interrupted the recorder on this thread
+        // (threads being created when the signal came): the end is still
+        // written, with what is safe to do there.
+        const bool interrupted = inside_recorder();
+        if (!interrupted) finish_sampling_at_exit();
+        write_process_end("_exit", status, interrupted);
+        process().log.finish(/*from_signal=*/interrupted);
     }
     auto f = real::_exit();
     if (f != nullptr) f(status);
@@ -390,11 +399,14 @@ STACKSAGE_EXPORT void _exit(int status) {
 }
 
 STACKSAGE_EXPORT void _Exit(int status) {
-    if (process().state.load() == static_cast<int>(TracerState::Ready) && is_our_process() &&
-        !inside_recorder()) {
-        finish_sampling_at_exit();
-        write_process_end("_exit", status);
-        process().log.finish();
+    if (process().state.load() == static_cast<int>(TracerState::Ready) && is_our_process()) {
+        // From a signal handler that interrupted the recorder on this thread
+        // (threads being created when the signal came): the end is still
+        // written, with what is safe to do there.
+        const bool interrupted = inside_recorder();
+        if (!interrupted) finish_sampling_at_exit();
+        write_process_end("_exit", status, interrupted);
+        process().log.finish(/*from_signal=*/interrupted);
     }
     auto f = real::_Exit();
     if (f != nullptr) f(status);

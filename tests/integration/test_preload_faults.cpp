@@ -504,8 +504,12 @@ TEST(PreloadFaults, ExitFromASignalHandlerWhileThreadsAreCreated) {
     }
 }
 
+// The signal lands on a thread that is creating threads: about one run in
+// forty (idle VM) it interrupts the recorder itself, whose _exit then still
+// writes process_end, marked interrupted_recorder (it was left out before,
+// and this test failed about one run in eight).
 TEST(PreloadFaults, UnderscoreExitFromASignalHandlerWhileThreadsAreCreated) {
-    for (int round = 0; round < 5; ++round) {
+    for (int round = 0; round < 10; ++round) {
         SCOPED_TRACE("round " + std::to_string(round));
         TempDir out;
         SignalCase c = run_signal_case("_exit-in-handler", out);
