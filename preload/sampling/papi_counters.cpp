@@ -40,11 +40,22 @@ template <class F> bool lookup(void* lib, const char* name, F& out) {
 bool PapiCounters::initialise() {
     TextBuffer why(reason_, sizeof reason_);
     // RTLD_LOCAL: PAPI's symbols must not interpose on the application's.
-    library_ = dlopen("libpapi.so.7.0", RTLD_NOW | RTLD_LOCAL);
-    if (library_ == nullptr) library_ = dlopen("libpapi.so", RTLD_NOW | RTLD_LOCAL);
+    // The soname of the PAPI stacksage was built against first, then the
+    // sonames of the PAPI releases whose interface this file uses (7.x
+    // keeps 6.0's calls), then the development link. PAPI_library_init
+    // refuses a library of another interface version, below.
+    const char* const sonames[] = {STACKSAGE_PAPI_SONAME, "libpapi.so.7.1", "libpapi.so.7.0", "libpapi.so.6.0",
+                                   "libpapi.so"};
+    const char* last_error = nullptr;
+    for (const char* soname : sonames) {
+        if (*soname == '\0') continue;
+        library_ = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+        if (library_ != nullptr) break;
+        last_error = dlerror();
+    }
     if (library_ == nullptr) {
-        const char* e = dlerror();
-        why.add("libpapi cannot be loaded (").add(e ? e : "not found").add("): install PAPI (libpapi7.0)");
+        why.add("libpapi cannot be loaded (").add(last_error ? last_error : "not found")
+            .add("): install PAPI (Debian: libpapi7.0) or give its directory in LD_LIBRARY_PATH");
         return false;
     }
     const bool all = lookup(library_, "PAPI_library_init", library_init_) &&

@@ -112,7 +112,10 @@ for cmake_name, spack_name in required.items():
     if minimum and spack_name in depends:
         check(depends[spack_name][0] == f"{spack_name}@{minimum.group(1)}:",
               f"{cmake_name} needs {minimum.group(1)}: depends_on('{spack_name}@{minimum.group(1)}:') expected")
-for module, minimum in re.findall(r"pkg_check_modules\(\w+ REQUIRED [^)]*?\b(\w+)>=([0-9]+)(?:\.0)*\)", cmake_text):
+pkg_modules = re.findall(r"pkg_check_modules\(\w+ REQUIRED [^)]*?\b(\w+)>=([0-9]+(?:\.[0-9]+)*)\)", cmake_text)
+check(len(pkg_modules) > 0, "no pkg_check_modules(... REQUIRED ...>=...) found: the pattern no longer matches the build")
+for module, minimum in pkg_modules:
+    minimum = re.sub(r"(\.0)+$", "", minimum)  # 2.0 is Spack's @2:
     check(depends.get(module, ("", None))[0] == f"{module}@{minimum}:", f"depends_on('{module}@{minimum}:') expected")
 
 if failures:
