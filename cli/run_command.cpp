@@ -467,6 +467,9 @@ int run_command(const RunOptions& o) {
     }
     if (status < 0) return 126;
     if (WIFEXITED(status)) return WEXITSTATUS(status);
+    // Re-raising the signal ends stacksage without running destructors: the
+    // private directory of links goes first.
+    loadable.reset();
     if (WIFSIGNALED(status)) return end_by_signal(WTERMSIG(status), WCOREDUMP(status));
     return 126;
 }

@@ -52,6 +52,13 @@ models=$(find "$work/out" -name '*.model.json' | wc -l)
 grep -q "\"preload\": *\"$prefix/lib/stacksage/libstacksage-preload.so\"" "$work/out/run.json" ||
   fail "run.json does not name the installed recorder"
 
+# A command killed by a signal: stacksage dies of the same signal, which
+# runs no destructors; the links must be gone all the same.
+status=0
+"$prefix/bin/stacksage" run -o "$work/killed" -- sh -c 'kill -TERM $$' 2>/dev/null || status=$?
+[ "$status" -eq $((128 + 15)) ] || fail "stacksage run of a command killed by SIGTERM exited with $status, not 143"
+[ -z "$(ls -A "$TMPDIR")" ] || fail "stacksage run of a killed command left $(ls -A "$TMPDIR") in TMPDIR"
+
 "$prefix/bin/stacksage" report "$work/out" >"$work/report.txt" || fail "stacksage report exited with $?"
 grep -q "$(basename "$program")" "$work/report.txt" || fail "the report does not name $(basename "$program")"
 echo "installed under '$prefix': $logs log(s), $models model(s) recorded and reported"
