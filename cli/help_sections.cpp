@@ -9,24 +9,30 @@ namespace {
 const char* exit_status(const std::string& command) {
     if (command == "run")
         return "EXIT STATUS:\n"
-               "  The command's own exit status; 128+N when it was killed by signal N.\n"
-               "  2    a bad option (the command is not started)\n"
+               "  The command's own: its exit status, or killed by the same signal\n"
+               "  (stacksage re-raises it).\n"
+               "  2    a bad option, or -o names a directory that holds a run (the\n"
+               "       command is not started)\n"
                "  126  the command could not be started\n"
                "  127  the command was not found";
     if (command == "check")
         return "EXIT STATUS:\n"
                "  0  no finding of the chosen severity\n"
-               "  1  findings of the chosen severity (--fail-on)\n"
-               "  2  a bad option or an unreadable input (the message names it)";
+               "  1  findings of the chosen severity (--fail-on), or input errors (a log\n"
+               "     skipped, a topology unreadable: the analysis is incomplete)\n"
+               "  2  a bad option, an unreadable run directory, or output that could not\n"
+               "     be written (the message names it)";
     if (command.empty())
         return "EXIT STATUS:\n"
                "  0  success\n"
-               "  1  `check`: findings of the chosen severity\n"
-               "  2  a bad option, an unknown subcommand or an unreadable input\n"
-               "  `run` returns the exit status of the command it ran.";
+               "  1  `check`: findings of the chosen severity, or input errors\n"
+               "  2  a bad option, an unknown subcommand, an unreadable input, or output\n"
+               "     that could not be written\n"
+               "  `run` ends as the command it ran did.";
     return "EXIT STATUS:\n"
            "  0  success\n"
-           "  2  a bad option or an unreadable input (the message names it)";
+           "  2  a bad option, an unreadable input, or output that could not be written\n"
+           "     (the message names it)";
 }
 
 const char* environment(const std::string& command) {
