@@ -24,23 +24,36 @@ namespace {
 void combine_overloads(std::vector<Finding>& findings) {
     std::map<std::string, Finding*> resource_overload;
     for (Finding& f : findings)
-        if (f.code == "overloaded-resources") resource_overload.emplace(f.node, &f);
-    for (Finding& f : findings) {
-        if (f.code != "overloaded-reservation") continue;
+        if (f.code == FindingCode::OverloadedResources) resource_overload.emplace(f.node, &f);
+    std::vector<bool> merged(findings.size(), false);
+    for (std::size_t i = 0; i < findings.size(); ++i) {
+        const Finding& f = findings[i];
+        if (f.code != FindingCode::OverloadedReservation) continue;
         auto it = resource_overload.find(f.node);
         if (it == resource_overload.end()) continue;
         Finding& r = *it->second;
         r.check = "resource-centric+flow-centric";
         r.detail += (r.detail.empty() ? "" : "; ") + std::string("flow-centric: ") + f.message;
-        f.code.clear();  // merged
+        merged[i] = true;
     }
-    std::erase_if(findings, [](const Finding& f) { return f.code.empty(); });
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < findings.size(); ++i)
+        if (!merged[i]) {
+            if (kept != i) findings[kept] = std::move(findings[i]);
+            ++kept;
+        }
+    findings.resize(kept);
 }
 
-int check_order(const std::string& code) {
-    static const char* const kOrder[] = {"overloaded-resources", "overloaded-reservation", "idle-resources",
-                                         "underloaded-reservation", "runtime-contention", "shared-resources", "smt-shared-cores",
-                                         "smt-unused-hardware-threads", "service-flows", "runtime-stacking"};
+// Within a node and a severity, findings follow the checks' order; the
+// sampling checks' codes share the last rank (the stable sort keeps the
+// order they were found in).
+int check_order(FindingCode code) {
+    static constexpr FindingCode kOrder[] = {
+        FindingCode::OverloadedResources, FindingCode::OverloadedReservation, FindingCode::IdleResources,
+        FindingCode::UnderloadedReservation, FindingCode::RuntimeContention, FindingCode::SharedResources,
+        FindingCode::SmtSharedCores, FindingCode::SmtUnusedHardwareThreads, FindingCode::ServiceFlows,
+        FindingCode::RuntimeStacking};
     for (int i = 0; i < static_cast<int>(std::size(kOrder)); ++i)
         if (code == kOrder[i]) return i;
     return static_cast<int>(std::size(kOrder));

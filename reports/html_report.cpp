@@ -148,15 +148,20 @@ private:
 // Findings whose resources the page colours as over-subscribed in the
 // "flows allowed" mode: the checks' verdict, not the page's.
 bool marks_oversubscription(const Finding& f) {
-    return f.severity != Severity::Info &&
-           (f.code == "overloaded-resources" || f.code == "overloaded-reservation" || f.code == "runtime-contention");
+    if (f.severity == Severity::Info) return false;
+    switch (f.code) {
+        case FindingCode::OverloadedResources:
+        case FindingCode::OverloadedReservation:
+        case FindingCode::RuntimeContention: return true;
+        default: return false;
+    }
 }
 
 json finding_json(const Finding& f) {
     json flows = json::array();
     for (const FlowRef& r : f.flows)
         flows.push_back({{"host", r.host}, {"rank", rank_json(r.rank)}, {"pid", r.pid}, {"tid", r.tid}, {"runtime", r.runtime}});
-    return {{"code", f.code},         {"severity", std::string(to_string(f.severity))},
+    return {{"code", std::string(to_string(f.code))},         {"severity", std::string(to_string(f.severity))},
             {"check", f.check},       {"node", f.node},
             {"resources", f.resources.to_list_string()},
             {"message", f.message},   {"detail", f.detail},

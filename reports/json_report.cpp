@@ -9,7 +9,7 @@ nlohmann::json rank_json(std::int64_t rank) { return rank >= 0 ? nlohmann::json(
 
 nlohmann::json finding_json(const Finding& f) {
     nlohmann::json j;
-    j["code"] = f.code;
+    j["code"] = std::string(to_string(f.code));
     j["severity"] = std::string(to_string(f.severity));
     j["check"] = f.check;
     j["node"] = f.node.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.node);
