@@ -62,17 +62,42 @@ int check_order(FindingCode code) {
 }  // namespace
 
 AnalysisResult analyze(const Model& model, const AnalysisOptions& options) {
-    const RunView view = build_run_view(model, options.activity);
-    return analyze(view);
+    return analyze(build_run_view(model, options.activity));
 }
 
-AnalysisResult analyze(const RunView& view) {
+namespace {
+
+// Findings whose resources are over-subscribed CPUs: the checks' verdict
+// the HTML page colours in its "flows allowed" mode.
+bool marks_oversubscription(const Finding& f) {
+    if (f.severity == Severity::Info) return false;
+    switch (f.code) {
+        case FindingCode::OverloadedResources:
+        case FindingCode::OverloadedReservation:
+        case FindingCode::RuntimeContention: return true;
+        default: return false;
+    }
+}
+
+// Worst severity and over-subscribed CPUs of each node, from the findings.
+void summarize_findings_per_node(const std::vector<Finding>& findings, std::vector<NodeSummary>& nodes) {
+    for (NodeSummary& node : nodes)
+        for (const Finding& f : findings) {
+            if (!f.node.empty() && f.node != node.host) continue;
+            if (!node.worst_severity || f.severity > *node.worst_severity) node.worst_severity = f.severity;
+            if (f.node == node.host && marks_oversubscription(f)) node.oversubscribed |= f.resources;
+        }
+}
+
+}  // namespace
+
+AnalysisResult analyze(RunView view) {
     AnalysisResult result;
     result.run_name = std::string(view.run_name);
     result.run_command = std::string(view.run_command);
     result.launcher = detect_launcher(view);
 
-    std::vector<NodeLoad> loads;
+    std::vector<NodeLoad>& loads = result.loads;
     loads.reserve(view.nodes.size());
     for (std::uint32_t n = 0; n < view.nodes.size(); ++n) loads.push_back(compute_node_load(view, n));
 
@@ -142,6 +167,11 @@ AnalysisResult analyze(const RunView& view) {
         if (a.severity != b.severity) return a.severity > b.severity;
         return check_order(a.code) < check_order(b.code);
     });
+    summarize_findings_per_node(all, result.nodes);
+    result.pu_usage.reserve(view.nodes.size());
+    for (std::uint32_t n = 0; n < view.nodes.size(); ++n) result.pu_usage.push_back(compute_pu_usage(view, n));
+    result.view = std::move(view);
+    result.view.model = nullptr;
     return result;
 }
 
