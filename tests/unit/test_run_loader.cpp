@@ -173,7 +173,7 @@ TEST(RunLoader, StarvedThreadsAreLoadNotServiceFlows) {
         << overloaded->detail;
     // The trace shows each worker's state.
     std::size_t starved_tracks = 0;
-    const nlohmann::json trace = perfetto_trace(r.model);
+    const nlohmann::json trace = perfetto_trace(a);
     for (const auto& e : trace["traceEvents"])
         if (e["ph"] == "X" && e["args"]["state"] == "starved") ++starved_tracks;
     EXPECT_EQ(starved_tracks, 32u);
