@@ -106,7 +106,7 @@ std::vector<Finding> check_numa_locality(const RunView& view, const LauncherInfo
         }
         if (!remote_flows.empty()) {
             Finding f;
-            f.code = "numa-remote-access";
+            f.code = FindingCode::NumaRemoteAccess;
             f.severity = Severity::Warning;
             f.check = kCheck;
             f.node = std::string(node.host);
@@ -177,7 +177,7 @@ std::vector<Finding> check_numa_locality(const RunView& view, const LauncherInfo
             std::string nodes;
             for (std::int64_t numa : run_nodes) nodes += (nodes.empty() ? "" : ",") + std::to_string(numa);
             Finding f;
-            f.code = "numa-serial-first-touch";
+            f.code = FindingCode::NumaSerialFirstTouch;
             f.severity = Severity::Warning;
             f.check = kCheck;
             f.node = std::string(node.host);

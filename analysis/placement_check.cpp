@@ -60,7 +60,7 @@ std::vector<Finding> check_placement(const RunView& view, const LauncherInfo& la
         }
         if (!outside.empty()) {
             Finding f;
-            f.code = "ran-outside-affinity";
+            f.code = FindingCode::RanOutsideAffinity;
             f.severity = Severity::Warning;
             f.check = kCheck;
             f.node = std::string(node.host);
@@ -77,7 +77,7 @@ std::vector<Finding> check_placement(const RunView& view, const LauncherInfo& la
         }
         if (!migrating.empty()) {
             Finding f;
-            f.code = "thread-migrations";
+            f.code = FindingCode::ThreadMigrations;
             f.severity = Severity::Info;
             f.check = kCheck;
             f.node = std::string(node.host);

@@ -103,7 +103,7 @@ std::vector<Finding> check_temporal_stacking(const RunView& view, const std::vec
                              {"flows_" + rb, static_cast<std::int64_t>(b->second.size())}};
                 const std::string pair = ra + " and " + rb;
                 if (v.contention) {
-                    f.code = "runtime-contention";
+                    f.code = FindingCode::RuntimeContention;
                     f.severity = Severity::Warning;
                     f.resources = v.contended;
                     const std::string where = v.within_process && v.across_processes
@@ -114,7 +114,7 @@ std::vector<Finding> check_temporal_stacking(const RunView& view, const std::vec
                                 " (temporally and spatially concurrent configuration: contention " + where + ")";
                     attach_flows(f, view, std::vector<std::uint32_t>(v.flows.begin(), v.flows.end()));
                 } else {
-                    f.code = "runtime-stacking";
+                    f.code = FindingCode::RuntimeStacking;
                     f.severity = Severity::Info;
                     f.resources = v.common;
                     if (v.temporal && v.spatial && (a_service || b_service))
