@@ -251,13 +251,15 @@ TEST(HtmlReport, RendersTheAnalysisViewNotADefaultRebuild) {
     }
 
     std::map<std::tuple<std::string, std::int64_t, std::int64_t>, std::string> trace_state;  // by host, pid, tid
-    for (const json& e : perfetto_trace(a)["traceEvents"])
+    const json trace = perfetto_trace(a);  // kept: a range over a part of a temporary would dangle
+    for (const json& e : trace["traceEvents"])
         if (e["ph"] == "X") trace_state[{e["args"]["host"], e["args"]["pid"], e["args"]["tid"]}] = e["args"]["state"];
     ASSERT_FALSE(trace_state.empty());
     for (const FlowView& f : a.view.flows) {
         const ProcessView& p = a.view.processes[f.process];
         const std::string host(a.view.nodes[p.node].host);
-        EXPECT_EQ(trace_state[{host, p.pid, f.tid}], std::string(activity_state(f))) << host << " " << f.tid;
+        const std::string& state = trace_state[{host, p.pid, f.tid}];
+        EXPECT_EQ(state, std::string(activity_state(f))) << host << " " << f.tid;
     }
 }
 
