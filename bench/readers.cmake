@@ -7,18 +7,6 @@ if(TARGET simdjson::simdjson)
   add_executable(bench_json_readers bench_json_readers.cpp)
   target_link_libraries(bench_json_readers PRIVATE stacksage_parsers stacksage_core simdjson::simdjson
                         nlohmann_json::nlohmann_json benchmark::benchmark)
-  # simdjson 3.0 compiles On-Demand for the build's target only: a plain
-  # x86-64 build gets its scalar "fallback" kernel. The same benchmark built
-  # with -march=haswell (AVX2) shows what On-Demand gives where a build may
-  # assume AVX2 (ours is compiled as in every build, in stacksage_parsers).
-  include(CheckCXXCompilerFlag)
-  check_cxx_compiler_flag(-march=haswell STACKSAGE_HAS_MARCH_HASWELL)
-  if(STACKSAGE_HAS_MARCH_HASWELL AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
-    add_executable(bench_json_readers_haswell bench_json_readers.cpp)
-    target_compile_options(bench_json_readers_haswell PRIVATE -march=haswell)
-    target_link_libraries(bench_json_readers_haswell PRIVATE stacksage_parsers stacksage_core simdjson::simdjson
-                          nlohmann_json::nlohmann_json benchmark::benchmark)
-  endif()
 else()
   message(STATUS "simdjson not found (libsimdjson-dev): bench_json_readers is not built")
 endif()

@@ -15,17 +15,14 @@ ref=${REF_RUNS:-/work/ref}
 mkdir -p "$work"
 flags="--benchmark_repetitions=$reps --benchmark_enable_random_interleaving=true --benchmark_min_time=0.05"
 flags="$flags --benchmark_report_aggregates_only=true"
-median='grep -E "_median|Benchmark|^-"'
+median='grep -E "_median|Benchmark|^-|agree|DIFFER|^simdjson|files"'
 if [ -x "$build/bench/bench_json_readers" ]; then
     "$build/bench/stacksage_synthetic_run" "$work/synthetic" --nodes 8 --ranks 64 --threads 16 --bound >/dev/null
     inputs="synthetic=$work/synthetic"
     [ -d "$ref" ] && inputs="ref=$ref $inputs"
-    for b in bench_json_readers bench_json_readers_haswell; do
-        [ -x "$build/bench/$b" ] || continue
-        echo "== $b"
-        # shellcheck disable=SC2086
-        "$build/bench/$b" $flags $inputs 2>&1 | eval "$median"
-    done
+    echo "== bench_json_readers"
+    # shellcheck disable=SC2086
+    "$build/bench/bench_json_readers" $flags $inputs 2>&1 | eval "$median"
     echo "== bench_json_readers --check"
     "$build/bench/bench_json_readers" --check
 else
