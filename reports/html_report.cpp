@@ -10,8 +10,7 @@
 #include "analysis/activity.hpp"
 #include "analysis/memory_heatmap.hpp"
 #include "analysis/run_view.hpp"
-#include "parsers/memory_access_paths.hpp"
-#include "parsers/run_model_keys.hpp"
+#include "core/run_model_schema.hpp"
 #include "reports/html_report_page.hpp"
 
 namespace stacksage {
