@@ -1,6 +1,6 @@
 #include "analysis/pu_usage.hpp"
 
-#include "parsers/memory_access_paths.hpp"
+#include "core/run_model_schema.hpp"
 
 namespace stacksage {
 

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "analysis/flow_refs.hpp"
-#include "parsers/run_model_keys.hpp"
+#include "core/run_model_schema.hpp"
 
 namespace stacksage {
 
@@ -56,7 +56,7 @@ std::vector<Finding> check_temporal_stacking(const RunView& view, const std::vec
         std::map<std::uint32_t, std::vector<std::uint32_t>> by_runtime;
         for (std::uint32_t p : node.processes)
             for (std::uint32_t f : view.processes[p].flows)
-                if (view.flows[f].kind != run_keys::kind_main && !(view.flows[f].placement & node.available).empty())
+                if (view.flows[f].kind != to_string(FlowKind::Main) && !(view.flows[f].placement & node.available).empty())
                     by_runtime[view.flows[f].runtime].push_back(f);
         if (by_runtime.size() < 2) continue;
         std::map<std::uint32_t, Cpuset> cpus_of;

@@ -15,10 +15,10 @@
 #include "parsers/hwloc_loader.hpp"
 #include "parsers/input_file.hpp"
 #include "parsers/memory_access_paths.hpp"
+#include "core/run_model_schema.hpp"
 #include "core/saturating.hpp"
 #include "parsers/process_log.hpp"
 #include "parsers/run_directory.hpp"
-#include "parsers/run_model_keys.hpp"
 #include "parsers/topology_resolver.hpp"
 
 namespace stacksage {
@@ -100,32 +100,6 @@ struct OtherThreadsTotals {
     }
 };
 
-// Interned keys of the run model, looked up once.
-struct RunKeys {
-    AttrKey pid, ppid, tid, rank, launcher, exe, cmdline, log, end_how, end_known, exit_status, utime, stime,
-        nvcsw, nivcsw, run_delay, cpu_time_derived, cpu_time_at_exit, cgroup_cpuset, online_cpus, mpi_size,
-        mpi_thread_level, mpi_init_ns, mpi_finalize_ns, seq, creator_tid, creator_module, start_module, attr_cpuset, last_cpu,
-        topology_source, job_restricted, logical_index_key, hwloc_hostname, run_slices, create_ns, creator_cpu_ns;
-    explicit RunKeys(Model& m)
-        : pid(m.key(run_keys::pid)), ppid(m.key(run_keys::ppid)), tid(m.key(run_keys::tid)),
-          rank(m.key(run_keys::rank)), launcher(m.key(run_keys::launcher)), exe(m.key(run_keys::exe)),
-          cmdline(m.key(run_keys::cmdline)), log(m.key(run_keys::log_file)), end_how(m.key(run_keys::end_how)),
-          end_known(m.key(run_keys::end_known)), exit_status(m.key(run_keys::exit_status)),
-          utime(m.key(run_keys::utime_us)), stime(m.key(run_keys::stime_us)), nvcsw(m.key(run_keys::nvcsw)),
-          nivcsw(m.key(run_keys::nivcsw)), run_delay(m.key(run_keys::run_delay_ns)),
-          cpu_time_derived(m.key(run_keys::cpu_time_derived)), cpu_time_at_exit(m.key(run_keys::cpu_time_at_exit)),
-          cgroup_cpuset(m.key(run_keys::cgroup_cpuset)),
-          online_cpus(m.key(run_keys::online_cpus)), mpi_size(m.key(run_keys::mpi_size)),
-          mpi_thread_level(m.key(run_keys::mpi_thread_level)), mpi_init_ns(m.key(run_keys::mpi_init_ns)),
-          mpi_finalize_ns(m.key(run_keys::mpi_finalize_ns)), seq(m.key(run_keys::seq)),
-          creator_tid(m.key(run_keys::creator_tid)), creator_module(m.key(run_keys::creator_module)),
-          start_module(m.key(run_keys::start_module)), attr_cpuset(m.key(run_keys::attr_cpuset)),
-          last_cpu(m.key(run_keys::last_cpu)), topology_source(m.key(run_keys::topology_source)),
-          job_restricted(m.key(kJobRestrictedKey)), logical_index_key(keys::logical_index),
-          hwloc_hostname(m.key("HostName")), run_slices(m.key(run_keys::run_slices)),
-          create_ns(m.key(run_keys::create_ns)), creator_cpu_ns(m.key(run_keys::creator_cpu_ns)) {}
-};
-
 // One process's logs (images before and after exec share the pid), parsed.
 struct LogGroup : ProcessLogs {
     std::vector<ProcessImage> images;     // parsed, in start order
@@ -151,7 +125,7 @@ public:
         run_.topology = run_.model.add_component(ComponentType::Topology, kNoComponent, "run",
                                                  base_name(fs::path(out_).lexically_normal().string()));
         read_run_json();
-        keys_.emplace(run_.model);
+        keys_ = &run_.model.intern_run_keys();
         resolver_.emplace(run_.model, run_.topology, run_.notes);
         run_.stats.hosts = hosts_.size();
         reserve_model();
@@ -453,7 +427,7 @@ private:
     // Where the flow was seen running: its CPU at start and at end.
     void add_ran_on(ComponentId flow, int first_cpu, int last_cpu) {
         Model& m = run_.model;
-        if (last_cpu >= 0) m.set_attr(flow, keys_->last_cpu, static_cast<std::int64_t>(last_cpu));
+        if (last_cpu >= 0) m.set(flow, keys_->last_cpu, static_cast<std::int64_t>(last_cpu));
         auto add = [&](int cpu, std::int64_t count) {
             const auto c = static_cast<std::size_t>(cpu);
             if (cpu < 0 || c >= pu_by_cpu_.size() || pu_by_cpu_[c] == kNoComponent) return;
@@ -484,27 +458,27 @@ private:
 
     ComponentId add_flow(ComponentId process, const ThreadRecord& t, std::string_view kind) {
         Model& m = run_.model;
-        const RunKeys& k = *keys_;
+        const RunModelKeys& k = *keys_;
         const ComponentId flow = m.add_component(ComponentType::Flow, process, kind, t.name, t.tid);
-        m.set_attr(flow, k.tid, t.tid);
-        if (t.seq >= 0) m.set_attr(flow, k.seq, t.seq);
-        if (t.creator_tid >= 0) m.set_attr(flow, k.creator_tid, t.creator_tid);
-        if (!t.creator_module.empty()) m.set_attr(flow, k.creator_module, t.creator_module);
-        if (!t.start_module.empty()) m.set_attr(flow, k.start_module, t.start_module);
+        m.set(flow, k.tid, t.tid);
+        if (t.seq >= 0) m.set(flow, k.seq, t.seq);
+        if (t.creator_tid >= 0) m.set(flow, k.creator_tid, t.creator_tid);
+        if (!t.creator_module.empty()) m.set(flow, k.creator_module, t.creator_module);
+        if (!t.start_module.empty()) m.set(flow, k.start_module, t.start_module);
         m.set_attr(flow, keys::start_ns, t.start_t);
         m.set_attr(flow, keys::end_ns, t.end_t);
-        if (!t.end_how.empty()) m.set_attr(flow, k.end_how, std::string_view(t.end_how));
-        if (t.utime_us >= 0) m.set_attr(flow, k.utime, t.utime_us);
-        if (t.stime_us >= 0) m.set_attr(flow, k.stime, t.stime_us);
-        if (t.nvcsw >= 0) m.set_attr(flow, k.nvcsw, t.nvcsw);
-        if (t.nivcsw >= 0) m.set_attr(flow, k.nivcsw, t.nivcsw);
-        if (t.run_delay_ns >= 0) m.set_attr(flow, k.run_delay, t.run_delay_ns);
-        if (t.run_slices >= 0) m.set_attr(flow, k.run_slices, t.run_slices);
-        if (t.cpu_time_at_exit) m.set_attr(flow, k.cpu_time_at_exit, std::int64_t{1});
-        if (t.attr_cpuset) m.set_attr(flow, k.attr_cpuset, *t.attr_cpuset);
+        if (!t.end_how.empty()) m.set(flow, k.end_how, std::string_view(t.end_how));
+        if (t.utime_us >= 0) m.set(flow, k.utime_us, t.utime_us);
+        if (t.stime_us >= 0) m.set(flow, k.stime_us, t.stime_us);
+        if (t.nvcsw >= 0) m.set(flow, k.nvcsw, t.nvcsw);
+        if (t.nivcsw >= 0) m.set(flow, k.nivcsw, t.nivcsw);
+        if (t.run_delay_ns >= 0) m.set(flow, k.run_delay_ns, t.run_delay_ns);
+        if (t.run_slices >= 0) m.set(flow, k.run_slices, t.run_slices);
+        if (t.cpu_time_at_exit) m.set(flow, k.cpu_time_at_exit, std::int64_t{1});
+        if (t.attr_cpuset) m.set(flow, k.attr_cpuset, *t.attr_cpuset);
         if (t.create_t >= 0 && t.creator_cpu_ns >= 0) {
-            m.set_attr(flow, k.create_ns, t.create_t);
-            m.set_attr(flow, k.creator_cpu_ns, t.creator_cpu_ns);
+            m.set(flow, k.create_ns, t.create_t);
+            m.set(flow, k.creator_cpu_ns, t.creator_cpu_ns);
         }
         if (!t.masks.empty()) m.set_attr(flow, keys::cpuset, t.masks.back().cpuset);
         ++run_.stats.flows;
@@ -513,50 +487,50 @@ private:
 
     void add_process(const HostDir& host, ComponentId node, LogGroup& g) {
         Model& m = run_.model;
-        const RunKeys& k = *keys_;
+        const RunModelKeys& k = *keys_;
         std::vector<ProcessImage>& images = g.images;
         const ProcessImage& first = images.front();
         const ProcessImage& last = images.back();
         const bool is_launcher = !last.launcher.empty();
         const ComponentId p = m.add_component(ComponentType::Process, kNoComponent,
-                                              is_launcher ? run_keys::kind_launcher : run_keys::kind_process,
+                                              to_string(is_launcher ? ProcessKind::Launcher : ProcessKind::Process),
                                               base_name(last.exe), last.pid);
         ++run_.stats.processes;
         m.set_attr(p, keys::hostname, std::string_view(host.name));
-        m.set_attr(p, k.pid, last.pid);
-        if (first.ppid >= 0) m.set_attr(p, k.ppid, first.ppid);
+        m.set(p, k.pid, last.pid);
+        if (first.ppid >= 0) m.set(p, k.ppid, first.ppid);
         std::int64_t rank = -1;
         for (const ProcessImage& im : images)
             if (im.rank >= 0 && im.launcher.empty()) rank = im.rank;
-        if (rank >= 0 && !is_launcher) m.set_attr(p, k.rank, rank);
-        if (is_launcher) m.set_attr(p, k.launcher, std::string_view(last.launcher));
-        m.set_attr(p, k.exe, std::string_view(last.exe));
-        m.set_attr(p, k.cmdline, std::string_view(join_command(last.cmdline)));
+        if (rank >= 0 && !is_launcher) m.set(p, k.rank, rank);
+        if (is_launcher) m.set(p, k.launcher, std::string_view(last.launcher));
+        m.set(p, k.exe, std::string_view(last.exe));
+        m.set(p, k.cmdline, std::string_view(join_command(last.cmdline)));
         std::string logs;
         for (const ProcessImage& im : images) logs += (logs.empty() ? "" : " ") + im.file;
-        m.set_attr(p, k.log, std::string_view(logs));
+        m.set(p, k.log_file, std::string_view(logs));
         m.set_attr(p, keys::start_ns, first.start_t);
         m.set_attr(p, keys::end_ns, last.end_t);
-        m.set_attr(p, k.end_how, std::string_view(last.end_how));
-        m.set_attr(p, k.end_known, static_cast<std::int64_t>(last.end_known ? 1 : 0));
-        if (last.exit_status) m.set_attr(p, k.exit_status, *last.exit_status);
-        if (last.utime_us >= 0) m.set_attr(p, k.utime, last.utime_us);
-        if (last.stime_us >= 0) m.set_attr(p, k.stime, last.stime_us);
-        if (last.nvcsw >= 0) m.set_attr(p, k.nvcsw, last.nvcsw);
-        if (last.nivcsw >= 0) m.set_attr(p, k.nivcsw, last.nivcsw);
-        if (last.cgroup_cpuset) m.set_attr(p, k.cgroup_cpuset, *last.cgroup_cpuset);
+        m.set(p, k.end_how, std::string_view(last.end_how));
+        m.set(p, k.end_known, static_cast<std::int64_t>(last.end_known ? 1 : 0));
+        if (last.exit_status) m.set(p, k.exit_status, *last.exit_status);
+        if (last.utime_us >= 0) m.set(p, k.utime_us, last.utime_us);
+        if (last.stime_us >= 0) m.set(p, k.stime_us, last.stime_us);
+        if (last.nvcsw >= 0) m.set(p, k.nvcsw, last.nvcsw);
+        if (last.nivcsw >= 0) m.set(p, k.nivcsw, last.nivcsw);
+        if (last.cgroup_cpuset) m.set(p, k.cgroup_cpuset, *last.cgroup_cpuset);
         if (!last.threads.empty() && last.threads.front().is_main && !last.threads.front().masks.empty())
-            m.set_attr(p, m.key(run_keys::program_start_cpuset), last.threads.front().masks.front().cpuset);
-        if (last.online_cpus) m.set_attr(p, k.online_cpus, *last.online_cpus);
+            m.set(p, k.program_start_cpuset, last.threads.front().masks.front().cpuset);
+        if (last.online_cpus) m.set(p, k.online_cpus, *last.online_cpus);
         for (const auto& [name, value] : last.env)
             m.set_attr(p, m.key(std::string(run_keys::env_prefix) + name), std::string_view(value));
         for (const auto& [name, value] : last.identity)
             m.set_attr(p, m.key(std::string(run_keys::identity_prefix) + name), std::string_view(value));
         for (const ProcessImage& im : images) {
-            if (im.mpi_size >= 0) m.set_attr(p, k.mpi_size, im.mpi_size);
-            if (im.mpi_thread_level >= 0) m.set_attr(p, k.mpi_thread_level, im.mpi_thread_level);
-            if (im.mpi_init_t >= 0) m.set_attr(p, k.mpi_init_ns, im.mpi_init_t);
-            if (im.mpi_finalize_t >= 0) m.set_attr(p, k.mpi_finalize_ns, im.mpi_finalize_t);
+            if (im.mpi_size >= 0) m.set(p, k.mpi_size, im.mpi_size);
+            if (im.mpi_thread_level >= 0) m.set(p, k.mpi_thread_level, im.mpi_thread_level);
+            if (im.mpi_init_t >= 0) m.set(p, k.mpi_init_ns, im.mpi_init_t);
+            if (im.mpi_finalize_t >= 0) m.set(p, k.mpi_finalize_ns, im.mpi_finalize_t);
         }
 
         // The main thread runs through every image: its masks concatenate.
@@ -602,9 +576,9 @@ private:
             main.nivcsw = OtherThreadsTotals::left_of(last.nivcsw, others.nivcsw);
         }
         std::unordered_map<std::int64_t, ComponentId> flow_of_tid;
-        const ComponentId main_flow = add_flow(p, main, run_keys::kind_main);
+        const ComponentId main_flow = add_flow(p, main, to_string(FlowKind::Main));
         flow_of_tid[main.tid] = main_flow;
-        if (derived) m.set_attr(main_flow, k.cpu_time_derived, std::int64_t{1});
+        if (derived) m.set(main_flow, k.cpu_time_derived, std::int64_t{1});
         add_may_run_on(main_flow, intervals_of(main.masks, main.start_t, main.end_t));
         add_ran_on(main_flow, main.first_cpu, main.last_cpu);
 
@@ -614,7 +588,7 @@ private:
         for (ProcessImage& im : images)
             for (ThreadRecord& t : im.threads) {
                 if (t.is_main) continue;
-                const ComponentId f = add_flow(p, t, t.discovered ? run_keys::kind_discovered : run_keys::kind_thread);
+                const ComponentId f = add_flow(p, t, to_string(t.discovered ? FlowKind::Discovered : FlowKind::Thread));
                 add_may_run_on(f, intervals_of(t.masks, t.start_t, t.end_t));
                 add_ran_on(f, t.first_cpu, t.last_cpu);
                 flow_of_tid[t.tid] = f;
@@ -631,8 +605,7 @@ private:
                    const std::vector<ProcessImage>& images,
                    const std::unordered_map<std::int64_t, ComponentId>& flow_of_tid) {
         Model& m = run_.model;
-        const DataPathType type = m.datapath_type(run_keys::waited_for);
-        const AttrKey cpu_key = m.key(run_keys::wait_cpu_ns);
+        const DataPathType type = *keys_->waited_for;
         // Threads by handle, built on the first wait that needs it.
         std::unordered_map<std::string_view, std::vector<const ThreadRecord*>> by_handle;
         auto target_of = [&](const WaitRecord& w) -> ComponentId {
@@ -656,7 +629,7 @@ private:
                 const DataPathId dp = m.add_datapath(waiter, target_of(w), type);
                 m.set_attr(dp, keys::start_ns, w.begin_t);
                 m.set_attr(dp, keys::end_ns, w.end_t);
-                if (w.cpu_ns >= 0) m.set_attr(dp, cpu_key, w.cpu_ns);
+                if (w.cpu_ns >= 0) m.set(dp, keys_->wait_cpu_ns, w.cpu_ns);
             }
         };
         for (const auto& [record, flow] : waiters) add(flow, *record);
@@ -691,7 +664,7 @@ private:
     LoadedRun run_;
     std::vector<HostDir> hosts_;
     std::uintmax_t log_bytes_ = 0;
-    std::optional<RunKeys> keys_;
+    const RunModelKeys* keys_ = nullptr;  // the run model's keys, interned once
     std::optional<TopologyResolver> resolver_;
     std::vector<ComponentId> pu_by_cpu_;
     Cpuset missing_cpus_;

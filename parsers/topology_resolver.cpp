@@ -6,7 +6,6 @@
 #include "core/snapshot.hpp"
 #include "parsers/hwloc_loader.hpp"
 #include "parsers/input_file.hpp"
-#include "parsers/run_model_keys.hpp"
 
 namespace stacksage {
 
@@ -34,8 +33,7 @@ void CpusetsSeen::add(const ProcessImage& image) {
 }
 
 TopologyResolver::TopologyResolver(Model& run, ComponentId run_root, std::vector<LoadNote>& notes)
-    : run_(run), root_(run_root), notes_(notes), hwloc_hostname_(run.key("HostName")),
-      topology_source_(run.key(run_keys::topology_source)), job_restricted_(run.key(kJobRestrictedKey)) {}
+    : run_(run), root_(run_root), notes_(notes), keys_(run.intern_run_keys()) {}
 
 void TopologyResolver::note(LoadNote::Level level, std::string file, std::string message) {
     notes_.push_back({level, std::move(file), std::move(message)});
@@ -114,8 +112,8 @@ ComponentId TopologyResolver::adopt_node(const Model& topo, const ScannedHost& h
     Model& m = run_;
     m.set_name(node, host.name);
     m.set_attr(node, keys::hostname, std::string_view(host.name));
-    if (m.has_attr(node, hwloc_hostname_)) m.set_attr(node, hwloc_hostname_, std::string_view(host.name));
-    m.set_attr(node, topology_source_, run_keys::source_hwloc);
+    if (m.has(node, keys_.hwloc_host_name)) m.set(node, keys_.hwloc_host_name, std::string_view(host.name));
+    m.set(node, keys_.topology_source, to_string(TopologySource::Hwloc));
     return node;
 }
 
@@ -132,8 +130,8 @@ ComponentId TopologyResolver::rebuild_from_cpusets(const std::string& host, cons
     m.set_attr(node, keys::hostname, std::string_view(host));
     m.set_attr(node, keys::cpuset, available);
     m.set_attr(node, keys::complete_cpuset, online);
-    m.set_attr(node, job_restricted_, static_cast<std::int64_t>(available == online ? 0 : 1));
-    m.set_attr(node, topology_source_, run_keys::source_cpusets);
+    m.set(node, keys_.job_restricted, static_cast<std::int64_t>(available == online ? 0 : 1));
+    m.set(node, keys_.topology_source, to_string(TopologySource::CpusetsSeen));
     std::int64_t logical = 0;
     for (unsigned cpu : available) {
         Cpuset one;

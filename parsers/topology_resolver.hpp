@@ -12,6 +12,7 @@
 
 #include "core/cpuset.hpp"
 #include "core/model.hpp"
+#include "core/run_model_schema.hpp"
 #include "parsers/process_log.hpp"
 #include "parsers/run_directory.hpp"
 #include "parsers/run_loader.hpp"
@@ -55,7 +56,7 @@ private:
     Model& run_;
     ComponentId root_;
     std::vector<LoadNote>& notes_;
-    AttrKey hwloc_hostname_, topology_source_, job_restricted_;
+    const RunModelKeys& keys_;  // the run model's keys (Model::intern_run_keys)
     std::unordered_map<std::string, std::optional<Model>> cache_;  // by topology_cache_key
     std::size_t topologies_loaded_ = 0;
     std::size_t snapshots_mapped_ = 0;

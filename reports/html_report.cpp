@@ -8,7 +8,7 @@
 #include "analysis/activity.hpp"
 #include "analysis/memory_heatmap.hpp"
 #include "analysis/run_view.hpp"
-#include "parsers/run_model_keys.hpp"
+#include "core/run_model_schema.hpp"
 #include "reports/analysis_json.hpp"
 #include "reports/html_report_page.hpp"
 

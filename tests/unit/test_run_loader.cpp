@@ -9,11 +9,11 @@
 #include <fmt/format.h>
 
 #include "analysis/analyzer.hpp"
+#include "core/run_model_schema.hpp"
 #include "core/snapshot.hpp"
 #include "parsers/hwloc_loader.hpp"
 #include "parsers/run_census.hpp"
 #include "parsers/run_loader.hpp"
-#include "parsers/run_model_keys.hpp"
 #include "reports/perfetto_export.hpp"
 #include "reports/text_report.hpp"
 #include "tests/support/synthetic_run.hpp"
@@ -111,10 +111,10 @@ TEST(RunLoader, BuildsOneModelWithNodesProcessesFlowsAndPaths) {
     ASSERT_EQ(processes.size(), 3u);
     // Ranks first, then the others; the launcher is marked.
     EXPECT_EQ(*m.get_int(processes[0], *m.find_key(run_keys::rank)), 0);
-    EXPECT_EQ(m.kind(processes[1]), run_keys::kind_launcher);
+    EXPECT_EQ(m.kind(processes[1]), to_string(ProcessKind::Launcher));
     const auto flows = m.children(processes[0]);
     ASSERT_EQ(flows.size(), 3u);
-    EXPECT_EQ(m.kind(flows[0]), run_keys::kind_main);
+    EXPECT_EQ(m.kind(flows[0]), to_string(FlowKind::Main));
     // The bound thread has two intervals: on CPUs 0-1, then on CPU 1 alone.
     std::size_t paths = 0;
     for (DataPathId dp : m.datapaths(flows[1], DataPathType::MayRunOn, Direction::Out)) {
@@ -372,7 +372,7 @@ TEST(RunLoader, TheMainThreadsCpuTimeSurvivesADiscoveredThread) {
         const Model& m = r.model;
         const auto flows = m.children(m.components_of_type(ComponentType::Process).front());
         ASSERT_EQ(flows.size(), 4u);  // main, 2 threads, the discovered helper
-        EXPECT_EQ(m.kind(flows[3]), run_keys::kind_discovered);
+        EXPECT_EQ(m.kind(flows[3]), to_string(FlowKind::Discovered));
         const auto main_cpu = m.get_int(flows[0], *m.find_key(run_keys::utime_us));
         ASSERT_TRUE(main_cpu);
         const auto derived = m.get_int(flows[0], *m.find_key(run_keys::cpu_time_derived));
@@ -470,7 +470,7 @@ TEST(RunLoader, MergesTheImagesOfOneProcessAcrossExec) {
     LoadedRun r = load(dir);
     const auto processes = r.model.components_of_type(ComponentType::Process);
     ASSERT_EQ(processes.size(), 1u);
-    EXPECT_EQ(r.model.kind(processes[0]), run_keys::kind_process);  // the last image decides
+    EXPECT_EQ(r.model.kind(processes[0]), to_string(ProcessKind::Process));  // the last image decides
     const RunView v = build_run_view(r.model);
     ASSERT_EQ(v.flows.size(), 2u);
     EXPECT_EQ(v.flows[0].placement.to_list_string(), "2");  // held longest

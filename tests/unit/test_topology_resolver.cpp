@@ -10,7 +10,7 @@
 
 #include "core/snapshot.hpp"
 #include "parsers/hwloc_loader.hpp"
-#include "parsers/run_model_keys.hpp"
+#include "core/run_model_schema.hpp"
 #include "parsers/topology_resolver.hpp"
 #include "tests/support/synthetic_run.hpp"
 
