@@ -126,7 +126,7 @@ std::vector<Finding> check_service_flows(const RunView& view) {
             }
         if (service.empty()) continue;
         Finding finding;
-        finding.code = "service-flows";
+        finding.code = FindingCode::ServiceFlows;
         finding.severity = Severity::Info;
         finding.check = "activity";
         finding.node = std::string(node.host);

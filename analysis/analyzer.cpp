@@ -24,23 +24,36 @@ namespace {
 void combine_overloads(std::vector<Finding>& findings) {
     std::map<std::string, Finding*> resource_overload;
     for (Finding& f : findings)
-        if (f.code == "overloaded-resources") resource_overload.emplace(f.node, &f);
-    for (Finding& f : findings) {
-        if (f.code != "overloaded-reservation") continue;
+        if (f.code == FindingCode::OverloadedResources) resource_overload.emplace(f.node, &f);
+    std::vector<bool> merged(findings.size(), false);
+    for (std::size_t i = 0; i < findings.size(); ++i) {
+        const Finding& f = findings[i];
+        if (f.code != FindingCode::OverloadedReservation) continue;
         auto it = resource_overload.find(f.node);
         if (it == resource_overload.end()) continue;
         Finding& r = *it->second;
         r.check = "resource-centric+flow-centric";
         r.detail += (r.detail.empty() ? "" : "; ") + std::string("flow-centric: ") + f.message;
-        f.code.clear();  // merged
+        merged[i] = true;
     }
-    std::erase_if(findings, [](const Finding& f) { return f.code.empty(); });
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < findings.size(); ++i)
+        if (!merged[i]) {
+            if (kept != i) findings[kept] = std::move(findings[i]);
+            ++kept;
+        }
+    findings.resize(kept);
 }
 
-int check_order(const std::string& code) {
-    static const char* const kOrder[] = {"overloaded-resources", "overloaded-reservation", "idle-resources",
-                                         "underloaded-reservation", "runtime-contention", "shared-resources", "smt-shared-cores",
-                                         "smt-unused-hardware-threads", "service-flows", "runtime-stacking"};
+// Within a node and a severity, findings follow the checks' order; the
+// sampling checks' codes share the last rank (the stable sort keeps the
+// order they were found in).
+int check_order(FindingCode code) {
+    static constexpr FindingCode kOrder[] = {
+        FindingCode::OverloadedResources, FindingCode::OverloadedReservation, FindingCode::IdleResources,
+        FindingCode::UnderloadedReservation, FindingCode::RuntimeContention, FindingCode::SharedResources,
+        FindingCode::SmtSharedCores, FindingCode::SmtUnusedHardwareThreads, FindingCode::ServiceFlows,
+        FindingCode::RuntimeStacking};
     for (int i = 0; i < static_cast<int>(std::size(kOrder)); ++i)
         if (code == kOrder[i]) return i;
     return static_cast<int>(std::size(kOrder));
@@ -49,17 +62,42 @@ int check_order(const std::string& code) {
 }  // namespace
 
 AnalysisResult analyze(const Model& model, const AnalysisOptions& options) {
-    const RunView view = build_run_view(model, options.activity);
-    return analyze(view);
+    return analyze(build_run_view(model, options.activity));
 }
 
-AnalysisResult analyze(const RunView& view) {
+namespace {
+
+// Findings whose resources are over-subscribed CPUs: the checks' verdict
+// the HTML page colours in its "flows allowed" mode.
+bool marks_oversubscription(const Finding& f) {
+    if (f.severity == Severity::Info) return false;
+    switch (f.code) {
+        case FindingCode::OverloadedResources:
+        case FindingCode::OverloadedReservation:
+        case FindingCode::RuntimeContention: return true;
+        default: return false;
+    }
+}
+
+// Worst severity and over-subscribed CPUs of each node, from the findings.
+void summarize_findings_per_node(const std::vector<Finding>& findings, std::vector<NodeSummary>& nodes) {
+    for (NodeSummary& node : nodes)
+        for (const Finding& f : findings) {
+            if (!f.node.empty() && f.node != node.host) continue;
+            if (!node.worst_severity || f.severity > *node.worst_severity) node.worst_severity = f.severity;
+            if (f.node == node.host && marks_oversubscription(f)) node.oversubscribed |= f.resources;
+        }
+}
+
+}  // namespace
+
+AnalysisResult analyze(RunView view) {
     AnalysisResult result;
     result.run_name = std::string(view.run_name);
     result.run_command = std::string(view.run_command);
     result.launcher = detect_launcher(view);
 
-    std::vector<NodeLoad> loads;
+    std::vector<NodeLoad>& loads = result.loads;
     loads.reserve(view.nodes.size());
     for (std::uint32_t n = 0; n < view.nodes.size(); ++n) loads.push_back(compute_node_load(view, n));
 
@@ -129,6 +167,11 @@ AnalysisResult analyze(const RunView& view) {
         if (a.severity != b.severity) return a.severity > b.severity;
         return check_order(a.code) < check_order(b.code);
     });
+    summarize_findings_per_node(all, result.nodes);
+    result.pu_usage.reserve(view.nodes.size());
+    for (std::uint32_t n = 0; n < view.nodes.size(); ++n) result.pu_usage.push_back(compute_pu_usage(view, n));
+    result.view = std::move(view);
+    result.view.model = nullptr;
     return result;
 }
 

@@ -9,6 +9,7 @@
 // finding with the flow-centric numbers in its detail.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,8 @@
 #include "analysis/finding.hpp"
 #include "analysis/launcher.hpp"
 #include "analysis/memory_heatmap.hpp"
+#include "analysis/node_load.hpp"
+#include "analysis/pu_usage.hpp"
 #include "analysis/run_view.hpp"
 #include "analysis/runtime_stacking.hpp"
 
@@ -50,6 +53,12 @@ struct NodeSummary {
     std::vector<std::size_t> launchers;
     std::size_t threads = 0;
     std::size_t service_threads = 0;
+    // The most severe finding about the node, run-wide findings included;
+    // std::nullopt: none.
+    std::optional<Severity> worst_severity;
+    // CPUs that warnings or errors found over-subscribed (overloaded
+    // resources or reservation, runtime contention).
+    Cpuset oversubscribed;
 };
 
 struct AnalysisResult {
@@ -60,6 +69,14 @@ struct AnalysisResult {
     std::vector<ProcessSummary> processes;
     std::vector<Finding> findings;  // by node (run order), then severity (highest first), then check order
     std::vector<NodeMemoryHeatmap> memory;  // sampled memory accesses per node and level; empty without samples
+    // What the checks saw, for the reports to render rather than rebuild:
+    // the view with the activity the analysis used, and per view node its
+    // load and its per-CPU usage. The view's strings point into the model it
+    // was built from, which must outlive the result (moving the model keeps
+    // them valid); view.model is null, since the model may move.
+    RunView view;
+    std::vector<NodeLoad> loads;      // by view node
+    std::vector<PuUsage> pu_usage;    // by view node
     std::size_t count(Severity severity) const;
 };
 
@@ -67,8 +84,8 @@ struct AnalysisOptions {
     ActivityOptions activity;
 };
 
-// Runs checks 1-7 on a view.
-AnalysisResult analyze(const RunView& view);
+// Runs checks 1-7 on a view; the result keeps the view.
+AnalysisResult analyze(RunView view);
 
 // Builds the view of the model (activity per options) and analyses it.
 AnalysisResult analyze(const Model& model, const AnalysisOptions& options = {});

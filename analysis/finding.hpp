@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/finding_code.hpp"
 #include "analysis/remedy.hpp"
 #include "core/cpuset.hpp"
 
@@ -29,7 +30,7 @@ struct FlowRef {
 };
 
 struct Finding {
-    std::string code;        // stable identifier: "overloaded-resources", ...
+    FindingCode code = FindingCode::OverloadedResources;  // every check sets it; to_string: "overloaded-resources", ...
     Severity severity = Severity::Info;
     std::string check;       // the check(s) that decided it: "resource-centric", ...
     std::string node;        // host name; "" for run-wide findings

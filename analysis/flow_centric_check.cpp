@@ -33,12 +33,12 @@ std::vector<Finding> check_flow_centric(const RunView& view, const std::vector<N
                                 std::to_string(load.peak_processes) +
                                 (load.peak_processes == 1 ? " process" : " processes");
         if (threads > cpus) {
-            f.code = "overloaded-reservation";
+            f.code = FindingCode::OverloadedReservation;
             f.message = who + " may run at once on the " + std::to_string(cores) +
                         (cores == 1 ? " core" : " cores") + " reserved for them (" + where +
                         "): the reservation is overloaded";
         } else if (threads < cores) {
-            f.code = "underloaded-reservation";
+            f.code = FindingCode::UnderloadedReservation;
             const std::size_t spare = cores - threads;
             f.message = "Only " + who + " for the " + std::to_string(cores) + " cores reserved for them (" +
                         where + "): " + std::to_string(spare) + (spare == 1 ? " core" : " cores") +

@@ -4,25 +4,18 @@
 #include <map>
 #include <unordered_map>
 
-#include "parsers/memory_access_paths.hpp"
+#include "core/memory_level.hpp"
+#include "core/run_model_schema.hpp"
+#include "core/sample_backend.hpp"
 
 namespace stacksage {
 
 namespace {
 
-namespace mk = memory_access_keys;
-
-constexpr std::string_view kLevelOrder[] = {
-    "L1",         "fill_buffer",  "L2",          "L3",   "L4",  "peer_cache", "memory_side_cache", "local_dram",
-    "remote_cache", "remote_dram", "pmem",       "cxl",  "io",  "uncached",   "unknown",
-};
-
-constexpr std::string_view kBackendOrder[] = {"pebs", "ibs", "pagefault", "cpuclock", "papi"};
-
+// Backends in SampleBackend's order; unknown ones last.
 std::size_t backend_rank(std::string_view b) {
-    for (std::size_t i = 0; i < std::size(kBackendOrder); ++i)
-        if (kBackendOrder[i] == b) return i;
-    return std::size(kBackendOrder);
+    const std::optional<SampleBackend> known = sample_backend_from_string(b);
+    return known ? static_cast<std::size_t>(*known) : kSampleBackendCount;
 }
 
 void add_once(std::vector<std::string>& v, std::string_view name) {
@@ -36,17 +29,7 @@ FirstTouchLocality first_touch_locality(const NodeMemoryHeatmap& h) {
     return h.first_touch_remote > 0 ? FirstTouchLocality::PartlyRemote : FirstTouchLocality::Local;
 }
 
-struct Keys {
-    std::optional<AttrKey> level, backend, loads, stores, remote, weight_sum, misses;
-    explicit Keys(const Model& m)
-        : level(m.find_key(mk::level)), backend(m.find_key(mk::backend)), loads(m.find_key(mk::loads)),
-          stores(m.find_key(mk::stores)), remote(m.find_key(mk::remote)), weight_sum(m.find_key(mk::weight_sum)),
-          misses(m.find_key(mk::misses)) {}
-};
-
-std::int64_t int_attr(const Model& m, DataPathId dp, const std::optional<AttrKey>& k) {
-    return k ? m.get_int(dp, *k).value_or(0) : 0;
-}
+std::int64_t int_attr(const Model& m, DataPathId dp, Key<std::int64_t> k) { return m.get(dp, k).value_or(0); }
 
 void add_target(const Model& m, std::vector<HeatmapLevel::Target>& v, ComponentId c, std::uint64_t n) {
     for (auto& t : v)
@@ -88,15 +71,14 @@ std::string_view to_string(FirstTouchLocality locality) {
 }
 
 int memory_level_rank(std::string_view level) {
-    for (std::size_t i = 0; i < std::size(kLevelOrder); ++i)
-        if (kLevelOrder[i] == level) return static_cast<int>(i);
-    return -1;
+    const std::optional<MemoryLevel> known = memory_level_from_string(level);
+    return known ? static_cast<int>(*known) : -1;
 }
 
 std::vector<NodeMemoryHeatmap> build_memory_heatmaps(const Model& m) {
     std::vector<NodeMemoryHeatmap> out;
-    const Keys k(m);
-    if (!k.level || !k.backend) return out;  // no samples in this model
+    const RunModelKeys& k = m.run_keys();
+    if (!k.level.present() || !k.backend.present()) return out;  // no samples in this model
     for (ComponentId node : m.components_of_type(ComponentType::Node)) {
         NodeMemoryHeatmap h;
         h.node = node;
@@ -121,19 +103,19 @@ std::vector<NodeMemoryHeatmap> build_memory_heatmaps(const Model& m) {
         for (std::size_t i = 0; i < h.pus.size(); ++i) {
             // Where threads ran (cpu-clock): not memory, but samples this node delivered.
             for (DataPathId dp : m.datapaths(h.pus[i], DataPathType::RanOn, Direction::In))
-                if (m.get_string(dp, *k.backend).value_or("") == "cpuclock")
-                    by_backend["cpuclock"] += static_cast<std::uint64_t>(m.get_int(dp, keys::count).value_or(0));
+                if (m.get(dp, k.backend).value_or("") == to_string(SampleBackend::Cpuclock))
+                    by_backend[std::string(to_string(SampleBackend::Cpuclock))] += static_cast<std::uint64_t>(m.get_int(dp, keys::count).value_or(0));
             for (DataPathId dp : m.datapaths(h.pus[i], DataPathType::MemoryAccess, Direction::Out)) {
-                const std::string_view backend = m.get_string(dp, *k.backend).value_or("");
-                const std::string_view level = m.get_string(dp, *k.level).value_or("unknown");
+                const std::string_view backend = m.get(dp, k.backend).value_or("");
+                const std::string_view level = m.get(dp, k.level).value_or("unknown");
                 const std::uint64_t count = static_cast<std::uint64_t>(m.get_int(dp, keys::count).value_or(0));
                 const bool remote = int_attr(m, dp, k.remote) != 0;
-                if (backend == "papi") {
+                if (backend == to_string(SampleBackend::Papi)) {
                     papi[std::string(level)] += static_cast<std::uint64_t>(int_attr(m, dp, k.misses));
                     continue;
                 }
                 by_backend[std::string(backend)] += count;
-                if (backend == "pagefault") {
+                if (backend == to_string(SampleBackend::Pagefault)) {
                     h.first_touch_samples += count;
                     if (remote) h.first_touch_remote += count;
                     h.first_touch_per_pu[i] += count;
@@ -179,7 +161,7 @@ std::vector<NodeMemoryHeatmap> build_memory_heatmaps(const Model& m) {
         const auto in_order = [](const auto& a, const auto& b) { return backend_rank(a.first) < backend_rank(b.first); };
         std::stable_sort(h.samples_by_backend.begin(), h.samples_by_backend.end(), in_order);
         for (const auto& [backend, n] : h.samples_by_backend) h.backends.push_back(backend);
-        if (!h.papi_misses.empty()) h.backends.emplace_back("papi");
+        if (!h.papi_misses.empty()) h.backends.emplace_back(to_string(SampleBackend::Papi));
         std::stable_sort(h.access_backends.begin(), h.access_backends.end(),
                          [](const std::string& a, const std::string& b) { return backend_rank(a) < backend_rank(b); });
         if (!h.empty()) out.push_back(std::move(h));

@@ -6,7 +6,7 @@
 // were served.
 //
 // Read from the MemoryAccess DataPaths of the merged model
-// (parsers/memory_access_paths.hpp); the reports draw it.
+// (core/run_model_schema.hpp, parsers/memory_access_paths.hpp); the reports draw it.
 #pragma once
 
 #include <cstdint>

@@ -7,19 +7,21 @@
 #include <set>
 
 #include "analysis/flow_refs.hpp"
-#include "parsers/memory_access_paths.hpp"
+#include "core/memory_level.hpp"
+#include "core/run_model_schema.hpp"
+#include "core/sample_backend.hpp"
 
 namespace stacksage {
 
 namespace {
 
-namespace mk = memory_access_keys;
 
 constexpr const char* kCheck = "numa-locality";
 
-bool is_memory_level(std::string_view level) {
-    return level == "local_dram" || level == "remote_dram" || level == "remote_cache" || level == "pmem" ||
-           level == "cxl";
+bool is_memory_level(std::string_view word) {
+    const std::optional<MemoryLevel> level = memory_level_from_string(word);
+    return level == MemoryLevel::LocalDram || level == MemoryLevel::RemoteDram || level == MemoryLevel::RemoteCache ||
+           level == MemoryLevel::Pmem || level == MemoryLevel::Cxl;
 }
 
 struct FlowSamples {
@@ -49,9 +51,9 @@ std::vector<Finding> check_numa_locality(const RunView& view, const LauncherInfo
     std::vector<Finding> findings;
     if (view.model == nullptr) return findings;
     const Model& m = *view.model;
-    const auto k_level = m.find_key(mk::level), k_backend = m.find_key(mk::backend), k_tid = m.find_key(mk::tid),
-               k_pid = m.find_key(mk::pid), k_remote = m.find_key(mk::remote);
-    if (!k_level || !k_backend || !k_tid || !k_pid) return findings;  // no samples in this run
+    const RunModelKeys& k = m.run_keys();
+    if (!k.level.present() || !k.backend.present() || !k.tid.present() || !k.pid.present())
+        return findings;  // no samples in this run
 
     for (std::uint32_t n = 0; n < view.nodes.size(); ++n) {
         const NodeView& node = view.nodes[n];
@@ -71,19 +73,19 @@ std::vector<Finding> check_numa_locality(const RunView& view, const LauncherInfo
         std::map<std::uint32_t, FlowSamples> samples;
         for (ComponentId pu : m.descendants_of_type(node.id, ComponentType::Thread)) {
             for (DataPathId dp : m.datapaths(pu, DataPathType::MemoryAccess, Direction::Out)) {
-                const std::string_view backend = m.get_string(dp, *k_backend).value_or("");
-                const auto it = flow_of.find({m.get_int(dp, *k_pid).value_or(0), m.get_int(dp, *k_tid).value_or(0)});
+                const std::string_view backend = m.get(dp, k.backend).value_or("");
+                const auto it = flow_of.find({m.get(dp, k.pid).value_or(0), m.get(dp, k.tid).value_or(0)});
                 if (it == flow_of.end()) continue;
                 FlowSamples& s = samples[it->second];
                 const auto count = static_cast<std::uint64_t>(m.get_int(dp, keys::count).value_or(0));
                 const ComponentId target = m.target(dp);
-                if (backend == "pagefault") {
+                if (backend == to_string(SampleBackend::Pagefault)) {
                     s.pages += count;
                     if (m.type(target) == ComponentType::Numa) s.pages_on[m.os_index(target)] += count;
-                } else if (backend == "pebs" || backend == "ibs") {
-                    if (!is_memory_level(m.get_string(dp, *k_level).value_or(""))) continue;
+                } else if (backend == to_string(SampleBackend::Pebs) || backend == to_string(SampleBackend::Ibs)) {
+                    if (!is_memory_level(m.get(dp, k.level).value_or(""))) continue;
                     s.dram += count;
-                    if (k_remote && m.get_int(dp, *k_remote).value_or(0) != 0) {
+                    if (m.get(dp, k.remote).value_or(0) != 0) {
                         s.dram_remote += count;
                         if (m.type(target) == ComponentType::Numa) s.remote_nodes[m.os_index(target)] += count;
                     }
@@ -106,7 +108,7 @@ std::vector<Finding> check_numa_locality(const RunView& view, const LauncherInfo
         }
         if (!remote_flows.empty()) {
             Finding f;
-            f.code = "numa-remote-access";
+            f.code = FindingCode::NumaRemoteAccess;
             f.severity = Severity::Warning;
             f.check = kCheck;
             f.node = std::string(node.host);
@@ -177,7 +179,7 @@ std::vector<Finding> check_numa_locality(const RunView& view, const LauncherInfo
             std::string nodes;
             for (std::int64_t numa : run_nodes) nodes += (nodes.empty() ? "" : ",") + std::to_string(numa);
             Finding f;
-            f.code = "numa-serial-first-touch";
+            f.code = FindingCode::NumaSerialFirstTouch;
             f.severity = Severity::Warning;
             f.check = kCheck;
             f.node = std::string(node.host);

@@ -1,4 +1,4 @@
-// Check: NUMA locality, from memory samples (parsers/memory_access_paths.hpp).
+// Check: NUMA locality, from memory samples (core/run_model_schema.hpp, parsers/memory_access_paths.hpp).
 //  - "numa-remote-access" (warning): threads whose sampled DRAM accesses
 //    (PEBS, IBS) are mostly served by a NUMA node other than their PU's.
 //  - "numa-serial-first-touch" (warning): a process whose threads run on

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "analysis/flow_refs.hpp"
-#include "parsers/memory_access_paths.hpp"
+#include "core/run_model_schema.hpp"
 
 namespace stacksage {
 
@@ -28,7 +28,7 @@ std::vector<Finding> check_placement(const RunView& view, const LauncherInfo& la
     std::vector<Finding> out;
     if (!view.model) return out;
     const Model& m = *view.model;
-    const auto migrations_key = m.find_key(memory_access_keys::migrations);
+    const Key<std::int64_t> migrations_key = m.run_keys().migrations;
 
     for (std::uint32_t n = 0; n < view.nodes.size(); ++n) {
         const NodeView& node = view.nodes[n];
@@ -42,7 +42,7 @@ std::vector<Finding> check_placement(const RunView& view, const LauncherInfo& la
                 // Only threads the cpu-clock sampler followed (they carry a
                 // migrations count): a thread's last CPU alone says too little.
                 const std::optional<std::int64_t> sampled_moves =
-                    migrations_key ? m.get_int(f.id, *migrations_key) : std::nullopt;
+                    m.get(f.id, migrations_key);
                 if (!sampled_moves) continue;
                 Cpuset allowed;
                 for (const AffinityInterval& i : f.intervals) allowed |= i.cpuset;
@@ -60,7 +60,7 @@ std::vector<Finding> check_placement(const RunView& view, const LauncherInfo& la
         }
         if (!outside.empty()) {
             Finding f;
-            f.code = "ran-outside-affinity";
+            f.code = FindingCode::RanOutsideAffinity;
             f.severity = Severity::Warning;
             f.check = kCheck;
             f.node = std::string(node.host);
@@ -77,7 +77,7 @@ std::vector<Finding> check_placement(const RunView& view, const LauncherInfo& la
         }
         if (!migrating.empty()) {
             Finding f;
-            f.code = "thread-migrations";
+            f.code = FindingCode::ThreadMigrations;
             f.severity = Severity::Info;
             f.check = kCheck;
             f.node = std::string(node.host);

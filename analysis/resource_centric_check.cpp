@@ -20,7 +20,7 @@ namespace {
 
 Finding shared_within_capacity(const RunView& view, const NodeView& node, const NodeLoad& load) {
     Finding f;
-    f.code = "shared-resources";
+    f.code = FindingCode::SharedResources;
     f.severity = Severity::Info;
     f.check = "resource-centric";
     f.node = std::string(node.host);
@@ -59,7 +59,7 @@ std::vector<Finding> check_resource_centric(const RunView& view, const std::vect
         if (overloaded.empty() && !load.shared.empty()) out.push_back(shared_within_capacity(view, node, load));
         if (!overloaded.empty()) {
             Finding f;
-            f.code = "overloaded-resources";
+            f.code = FindingCode::OverloadedResources;
             f.severity = Severity::Warning;
             f.check = "resource-centric";
             f.node = std::string(node.host);
@@ -114,7 +114,7 @@ std::vector<Finding> check_resource_centric(const RunView& view, const std::vect
         const Cpuset idle = idle_cores(node, load.reserved);
         if (!idle.empty()) {
             Finding f;
-            f.code = "idle-resources";
+            f.code = FindingCode::IdleResources;
             f.severity = Severity::Warning;
             f.check = "resource-centric";
             f.node = std::string(node.host);

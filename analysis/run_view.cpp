@@ -5,8 +5,7 @@
 
 #include "analysis/activity.hpp"
 #include "core/saturating.hpp"
-#include "parsers/hwloc_loader.hpp"
-#include "parsers/run_model_keys.hpp"
+#include "core/run_model_schema.hpp"
 
 namespace stacksage {
 
@@ -62,38 +61,11 @@ std::string describe_cpus(const NodeView& node, const Cpuset& cpus) {
 
 namespace {
 
-struct Keys {
-    std::optional<AttrKey> pid, ppid, tid, rank, launcher, exe, end_how, utime, stime, nvcsw, nivcsw, run_delay, run_slices,
-        creator_module, mpi_init_ns, topology_source, job_restricted, wait_cpu_ns, cmdline, program_start_cpuset,
-        creator_tid, create_ns, creator_cpu_ns;
-    std::optional<DataPathType> waited_for;
-    explicit Keys(const Model& m)
-        : pid(m.find_key(run_keys::pid)), ppid(m.find_key(run_keys::ppid)), tid(m.find_key(run_keys::tid)),
-          rank(m.find_key(run_keys::rank)), launcher(m.find_key(run_keys::launcher)),
-          exe(m.find_key(run_keys::exe)), end_how(m.find_key(run_keys::end_how)),
-          utime(m.find_key(run_keys::utime_us)), stime(m.find_key(run_keys::stime_us)),
-          nvcsw(m.find_key(run_keys::nvcsw)), nivcsw(m.find_key(run_keys::nivcsw)),
-          run_delay(m.find_key(run_keys::run_delay_ns)), run_slices(m.find_key(run_keys::run_slices)),
-          creator_module(m.find_key(run_keys::creator_module)), mpi_init_ns(m.find_key(run_keys::mpi_init_ns)),
-          topology_source(m.find_key(run_keys::topology_source)), job_restricted(m.find_key(kJobRestrictedKey)),
-          wait_cpu_ns(m.find_key(run_keys::wait_cpu_ns)), cmdline(m.find_key(run_keys::cmdline)),
-          program_start_cpuset(m.find_key(run_keys::program_start_cpuset)),
-          creator_tid(m.find_key(run_keys::creator_tid)), create_ns(m.find_key(run_keys::create_ns)),
-          creator_cpu_ns(m.find_key(run_keys::creator_cpu_ns)),
-          waited_for(m.find_datapath_type(run_keys::waited_for)) {}
-};
-
-template <class Id>
-std::optional<std::int64_t> int_attr(const Model& m, Id id, const std::optional<AttrKey>& k) {
-    return k ? m.get_int(id, *k) : std::nullopt;
-}
-template <class Id>
-std::string_view string_attr(const Model& m, Id id, const std::optional<AttrKey>& k) {
-    if (!k) return {};
-    return m.get_string(id, *k).value_or(std::string_view{});
+template <class Id> std::string_view string_attr(const Model& m, Id id, Key<std::string> k) {
+    return m.get(id, k).value_or(std::string_view{});
 }
 
-NodeView make_node(const Model& m, const Keys& k, ComponentId node) {
+NodeView make_node(const Model& m, const RunModelKeys& k, ComponentId node) {
     NodeView n;
     n.id = node;
     n.host = m.get_string(node, keys::hostname).value_or(m.name(node));
@@ -105,9 +77,9 @@ NodeView make_node(const Model& m, const Keys& k, ComponentId node) {
     n.available &= pus;  // a CPU without a PU component cannot be placed on
     n.complete = m.get_cpuset(node, keys::complete_cpuset).value_or(n.available);
     n.complete |= n.available;
-    n.job_restricted = int_attr(m, node, k.job_restricted).value_or(n.complete == n.available ? 0 : 1) != 0;
+    n.job_restricted = m.get(node, k.job_restricted).value_or(n.complete == n.available ? 0 : 1) != 0;
     n.topology_source = string_attr(m, node, k.topology_source);
-    if (n.topology_source.empty()) n.topology_source = run_keys::source_hwloc;
+    if (n.topology_source.empty()) n.topology_source = to_string(TopologySource::Hwloc);
     n.core_of_cpu.assign(n.available.end_index(), -1);
     auto add_core = [&](const Cpuset& s) {
         if (s.empty()) return;
@@ -174,13 +146,13 @@ void read_intervals(const Model& m, FlowView& f) {
 
 // The waits the recorder saw (WaitedFor paths), clipped to the flow's life,
 // in time order and without overlaps.
-void read_waits(const Model& m, const Keys& k, FlowView& f) {
+void read_waits(const Model& m, const RunModelKeys& k, FlowView& f) {
     if (!k.waited_for) return;
     for (DataPathId dp : m.datapaths(f.id, *k.waited_for, Direction::Out)) {
         TimeSpan w;
         w.start_ns = std::max(m.get_int(dp, keys::start_ns).value_or(f.start_ns), f.start_ns);
         w.end_ns = std::min(m.get_int(dp, keys::end_ns).value_or(f.start_ns), f.end_ns);
-        w.cpu_ns = int_attr(m, dp, k.wait_cpu_ns).value_or(-1);
+        w.cpu_ns = m.get(dp, k.wait_cpu_ns).value_or(-1);
         if (w.end_ns > w.start_ns) f.waits.push_back(w);
     }
     std::sort(f.waits.begin(), f.waits.end(),
@@ -197,14 +169,14 @@ void read_waits(const Model& m, const Keys& k, FlowView& f) {
 // A thread's creator read its own CPU time as it created it: a reading of
 // the creator's curve (activity.hpp), found by the creator's tid among the
 // flows of the process alive then.
-void add_creator_readings(const Model& m, const Keys& k, RunView& view, const ProcessView& p) {
-    if (!k.creator_cpu_ns || !k.create_ns || !k.creator_tid) return;
+void add_creator_readings(const Model& m, const RunModelKeys& k, RunView& view, const ProcessView& p) {
+    if (!k.creator_cpu_ns.present() || !k.create_ns.present() || !k.creator_tid.present()) return;
     std::unordered_map<std::int64_t, std::vector<std::uint32_t>> flows_of_tid;  // tids are reused
     for (std::uint32_t child : p.flows) {
         const ComponentId id = view.flows[child].id;
-        const auto cpu = m.get_int(id, *k.creator_cpu_ns);
-        const auto when = m.get_int(id, *k.create_ns);
-        const auto creator = m.get_int(id, *k.creator_tid);
+        const auto cpu = m.get(id, k.creator_cpu_ns);
+        const auto when = m.get(id, k.create_ns);
+        const auto creator = m.get(id, k.creator_tid);
         if (!cpu || !when || !creator || *cpu < 0) continue;
         if (flows_of_tid.empty())
             for (std::uint32_t f : p.flows) flows_of_tid[view.flows[f].tid].push_back(f);
@@ -230,12 +202,11 @@ RunView build_run_view(const Model& model) { return build_run_view(model, Activi
 RunView build_run_view(const Model& model, const ActivityOptions& activity) {
     RunView view;
     view.model = &model;
-    const Keys k(model);
+    const RunModelKeys& k = model.run_keys();
     for (ComponentId root : model.components_of_type(ComponentType::Topology)) {
         if (model.parent(root) != kNoComponent) continue;
         view.run_name = model.name(root);
-        if (auto key = model.find_key(run_keys::run_command))
-            view.run_command = model.get_string(root, *key).value_or(std::string_view{});
+        view.run_command = string_attr(model, root, k.run_command);
         break;
     }
     std::unordered_map<std::string_view, std::uint32_t> node_by_host;
@@ -262,19 +233,19 @@ RunView build_run_view(const Model& model, const ActivityOptions& activity) {
             it = node_by_host.emplace(host, static_cast<std::uint32_t>(view.nodes.size() - 1)).first;
         }
         p.node = it->second;
-        p.pid = int_attr(model, pid, k.pid).value_or(model.os_index(pid));
-        p.ppid = int_attr(model, pid, k.ppid).value_or(-1);
-        p.rank = int_attr(model, pid, k.rank).value_or(-1);
-        p.launcher = model.kind(pid) == run_keys::kind_launcher;
+        p.pid = model.get(pid, k.pid).value_or(model.os_index(pid));
+        p.ppid = model.get(pid, k.ppid).value_or(-1);
+        p.rank = model.get(pid, k.rank).value_or(-1);
+        p.launcher = model.kind(pid) == to_string(ProcessKind::Launcher);
         p.launcher_name = string_attr(model, pid, k.launcher);
         p.exe = string_attr(model, pid, k.exe);
         p.cmdline = string_attr(model, pid, k.cmdline);
-        if (k.program_start_cpuset) p.program_start_cpuset = model.get_cpuset(pid, *k.program_start_cpuset);
+        p.program_start_cpuset = model.get(pid, k.program_start_cpuset);
         p.name = model.name(pid);
         p.end_how = string_attr(model, pid, k.end_how);
         p.start_ns = model.get_int(pid, keys::start_ns).value_or(0);
         p.end_ns = model.get_int(pid, keys::end_ns).value_or(p.start_ns);
-        p.mpi = k.mpi_init_ns && model.has_attr(pid, *k.mpi_init_ns);
+        p.mpi = model.has(pid, k.mpi_init_ns);
         model.for_each_attr(pid, [&](AttrKey key, const AttributeValue& v) {
             const std::string_view name = model.key_name(key);
             if (!std::holds_alternative<std::string>(v)) return;
@@ -290,19 +261,19 @@ RunView build_run_view(const Model& model, const ActivityOptions& activity) {
             FlowView f;
             f.id = fid;
             f.process = process_index;
-            f.tid = int_attr(model, fid, k.tid).value_or(model.os_index(fid));
+            f.tid = model.get(fid, k.tid).value_or(model.os_index(fid));
             f.kind = model.kind(fid);
             f.name = model.name(fid);
             f.creator_module = string_attr(model, fid, k.creator_module);
             f.start_ns = model.get_int(fid, keys::start_ns).value_or(p.start_ns);
             f.end_ns = model.get_int(fid, keys::end_ns).value_or(p.end_ns);
-            const auto u = int_attr(model, fid, k.utime), s = int_attr(model, fid, k.stime);
+            const auto u = model.get(fid, k.utime_us), s = model.get(fid, k.stime_us);
             if (u || s) f.cpu_time_us = add_saturating(u.value_or(0), s.value_or(0));
-            f.voluntary_switches = int_attr(model, fid, k.nvcsw).value_or(-1);
-            f.involuntary_switches = int_attr(model, fid, k.nivcsw).value_or(-1);
-            f.run_delay_ns = int_attr(model, fid, k.run_delay).value_or(-1);
-            f.run_slices = int_attr(model, fid, k.run_slices).value_or(-1);
-            if (f.kind == run_keys::kind_main) {
+            f.voluntary_switches = model.get(fid, k.nvcsw).value_or(-1);
+            f.involuntary_switches = model.get(fid, k.nivcsw).value_or(-1);
+            f.run_delay_ns = model.get(fid, k.run_delay_ns).value_or(-1);
+            f.run_slices = model.get(fid, k.run_slices).value_or(-1);
+            if (f.kind == to_string(FlowKind::Main)) {
                 f.runtime = application;
             } else if (auto r = runtime_by_module.find(f.creator_module);
                        r != runtime_by_module.end() && f.creator_module != p.exe) {

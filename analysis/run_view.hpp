@@ -1,4 +1,4 @@
-// RunView: the merged model of a run (parsers/run_model_keys.hpp), read once
+// RunView: the merged model of a run (core/run_model_schema.hpp), read once
 // into the arrays every check walks: nodes with their cores, processes, and
 // flows with their placement and activity.
 //

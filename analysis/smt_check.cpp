@@ -24,7 +24,7 @@ std::vector<Finding> check_smt(const RunView& view, const std::vector<NodeLoad>&
         const bool too_few_threads = load.peak_flows <= busy_cores && load.reserved.count() > busy_cores;
         if (!unused.empty() || too_few_threads) {
             Finding f;
-            f.code = "smt-unused-hardware-threads";
+            f.code = FindingCode::SmtUnusedHardwareThreads;
             f.severity = Severity::Info;
             f.check = "smt";
             f.node = std::string(node.host);
@@ -50,7 +50,7 @@ std::vector<Finding> check_smt(const RunView& view, const std::vector<NodeLoad>&
         const Cpuset smt_shared = load.core_over_demanded - load.over_demanded - load.shared;
         if (!smt_shared.empty()) {
             Finding f;
-            f.code = "smt-shared-cores";
+            f.code = FindingCode::SmtSharedCores;
             f.severity = Severity::Info;
             f.check = "smt";
             f.node = std::string(node.host);

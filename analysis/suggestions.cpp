@@ -338,13 +338,13 @@ void add_suggestions(const RunView& view, const std::vector<NodeLoad>& loads, co
         if (it == node_index.end()) continue;
         const NodeFacts& facts_n = facts_for(it->second);
         if (facts_n.processes == 0) continue;
-        if (f.code == "overloaded-resources" || f.code == "overloaded-reservation")
+        if (f.code == FindingCode::OverloadedResources || f.code == FindingCode::OverloadedReservation)
             f.suggestion = suggest_overloaded(facts_n, launcher, f.remedy);
-        else if (f.code == "idle-resources")
+        else if (f.code == FindingCode::IdleResources)
             f.suggestion = suggest_idle(facts_n, launcher, f, f.remedy);
-        else if (f.code == "underloaded-reservation")
+        else if (f.code == FindingCode::UnderloadedReservation)
             f.suggestion = suggest_underloaded_reservation(facts_n, launcher, f, f.remedy);
-        else if (f.code == "runtime-contention")
+        else if (f.code == FindingCode::RuntimeContention)
             f.suggestion = "Keep the two runtimes off each other's cores, or run fewer threads. " +
                            suggest_overloaded(facts_n, launcher, f.remedy);
     }

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "analysis/flow_refs.hpp"
-#include "parsers/run_model_keys.hpp"
+#include "core/run_model_schema.hpp"
 
 namespace stacksage {
 
@@ -56,7 +56,7 @@ std::vector<Finding> check_temporal_stacking(const RunView& view, const std::vec
         std::map<std::uint32_t, std::vector<std::uint32_t>> by_runtime;
         for (std::uint32_t p : node.processes)
             for (std::uint32_t f : view.processes[p].flows)
-                if (view.flows[f].kind != run_keys::kind_main && !(view.flows[f].placement & node.available).empty())
+                if (view.flows[f].kind != to_string(FlowKind::Main) && !(view.flows[f].placement & node.available).empty())
                     by_runtime[view.flows[f].runtime].push_back(f);
         if (by_runtime.size() < 2) continue;
         std::map<std::uint32_t, Cpuset> cpus_of;
@@ -103,7 +103,7 @@ std::vector<Finding> check_temporal_stacking(const RunView& view, const std::vec
                              {"flows_" + rb, static_cast<std::int64_t>(b->second.size())}};
                 const std::string pair = ra + " and " + rb;
                 if (v.contention) {
-                    f.code = "runtime-contention";
+                    f.code = FindingCode::RuntimeContention;
                     f.severity = Severity::Warning;
                     f.resources = v.contended;
                     const std::string where = v.within_process && v.across_processes
@@ -114,7 +114,7 @@ std::vector<Finding> check_temporal_stacking(const RunView& view, const std::vec
                                 " (temporally and spatially concurrent configuration: contention " + where + ")";
                     attach_flows(f, view, std::vector<std::uint32_t>(v.flows.begin(), v.flows.end()));
                 } else {
-                    f.code = "runtime-stacking";
+                    f.code = FindingCode::RuntimeStacking;
                     f.severity = Severity::Info;
                     f.resources = v.common;
                     if (v.temporal && v.spatial && (a_service || b_service))

@@ -2,6 +2,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include <initializer_list>
+#include <string_view>
+
+#include "core/formats/launcher_environment.hpp"
+
 namespace stacksage::cli {
 
 namespace {
@@ -35,17 +40,32 @@ const char* exit_status(const std::string& command) {
            "     (the message names it)";
 }
 
-const char* environment(const std::string& command) {
+// "  A, B, C,\n  D\n": names joined by commas, in lines of at most 80 columns.
+std::string variable_lines(std::initializer_list<const char*> first, const auto& rest) {
+    constexpr std::size_t kWidth = 80;
+    std::string out, line;
+    auto add = [&](const char* name) {
+        if (!line.empty() && line.size() + 2 + std::string_view(name).size() + 1 > kWidth) {
+            out += line + ",\n";
+            line.clear();
+        }
+        line += (line.empty() ? "  " : ", ") + std::string(name);
+    };
+    for (const char* name : first) add(name);
+    for (const char* name : rest) add(name);
+    return out + line + "\n";
+}
+
+std::string environment(const std::string& command) {
     if (command == "run")
         return "ENVIRONMENT:\n"
                "  STACKSAGE_PRELOAD  path of libstacksage-preload.so (default: found next to\n"
                "                     stacksage, in the build tree or in <prefix>/lib/stacksage)\n"
                "  TMPDIR             where a link to the recorder goes when its path holds a\n"
-               "                     space or a colon, which LD_PRELOAD cannot carry\n"
-               "  SLURM_JOB_ID, SLURM_STEP_ID, OMPI_MCA_ess_base_jobid, PMIX_NAMESPACE,\n"
-               "  FLUX_JOB_ID, PBS_JOBID, LSB_JOBID\n"
-               "                     name the default output directory after the job\n"
-               "  OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, FLUX_TASK_RANK, SLURM_PROCID\n"
+               "                     space or a colon, which LD_PRELOAD cannot carry\n" +
+               variable_lines({formats::kSlurmJobVariable, formats::kSlurmStepVariable}, formats::kJobIdVariables) +
+               "                     name the default output directory after the job\n" +
+               variable_lines({}, formats::kRankVariables) +
                "                     under a launcher only rank 0 prints the summary\n"
                "  Set for the command (and read by the recorder): LD_PRELOAD, STACKSAGE_OUTPUT,\n"
                "  STACKSAGE_TOPOLOGY=0 (--no-topology), STACKSAGE_MODEL=0 (--no-model),\n"

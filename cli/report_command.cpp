@@ -46,7 +46,7 @@ int run_report(const ReportOptions& o) {
     if (o.format == "json") {
         text = report_to_json(data).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     } else if (o.format == "perfetto") {
-        text = perfetto_trace(analysed->run.model).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+        text = perfetto_trace(analysed->analysis).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     } else if (o.format == "graphml") {
         text = model_to_graphml(analysed->run.model);
     } else {

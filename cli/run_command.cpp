@@ -8,11 +8,9 @@
 // and as `srun stacksage run -- ./app`: the default directory is then named
 // after the job, so all ranks share it.
 #include <CLI/CLI.hpp>
-#include <fcntl.h>
 #include <fmt/core.h>
 #include <signal.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,7 +23,6 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
@@ -37,6 +34,7 @@
 #include "cli/preload_location.hpp"
 #include "cli/sanitizer_runtime.hpp"
 #include "parsers/run_census.hpp"
+#include "parsers/run_directory.hpp"
 #include "preload/sampling/sampling_plan.hpp"
 #include "preload/sampling/papi_counters.hpp"
 
@@ -60,52 +58,13 @@ std::string env_or_empty(const char* name) {
     return v ? std::string(v) : std::string();
 }
 
-// Job ids may hold characters that do not belong in a directory name
-// (PMIx namespaces look like "prterun-n01-1234@1").
-std::string sanitize(std::string s) {
-    for (char& c : s)
-        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
-    return s;
-}
-
 // The job this `stacksage run` belongs to, when a launcher or batch system
 // says so; empty otherwise.
-std::string job_id() {
-    if (std::string slurm = env_or_empty("SLURM_JOB_ID"); !slurm.empty()) {
-        std::string step = env_or_empty("SLURM_STEP_ID");
-        return sanitize(step.empty() ? slurm : slurm + "." + step);
-    }
-    for (const char* name : {"OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE", "FLUX_JOB_ID", "PBS_JOBID",
-                             "LSB_JOBID"})
-        if (std::string v = env_or_empty(name); !v.empty()) return sanitize(v);
-    return {};
-}
+std::string job_id() { return job_id_from_environment(); }
 
 // Rank of this `stacksage run` when it was started by a launcher (one per
 // rank), -1 otherwise.
-long launcher_rank() {
-    for (const char* name :
-         {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "FLUX_TASK_RANK", "SLURM_PROCID"}) {
-        std::string v = env_or_empty(name);
-        if (v.empty()) continue;
-        char* end = nullptr;
-        long r = std::strtol(v.c_str(), &end, 10);
-        if (end != nullptr && *end == '\0') return r;
-    }
-    return -1;
-}
-
-// The default directory's name: stacksage-<job id>, or stacksage-<timestamp>
-// outside a job. claim_run_directory() adds -2, -3, ... when it is taken.
-std::string default_output_base() {
-    if (std::string job = job_id(); !job.empty()) return "stacksage-" + job;
-    std::time_t now = std::time(nullptr);
-    std::tm tm{};
-    localtime_r(&now, &tm);
-    char stamp[32];
-    std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-    return std::string("stacksage-") + stamp;
-}
+long launcher_rank() { return rank_from_environment(); }
 
 std::string host_name() {
     struct utsname u{};
@@ -124,76 +83,21 @@ std::string iso8601_utc(std::chrono::system_clock::time_point t) {
 // OUT/run.json: what was run, when, how.
 std::string run_json_text(const fs::path& out, const RunOptions& o, const std::string& preload) {
     auto now = std::chrono::system_clock::now();
-    nlohmann::json doc;
-    doc["schema"] = "stacksage-run";
-    doc["version"] = 1;
-    doc["tool_version"] = STACKSAGE_VERSION;
-    doc["command"] = o.command;
-    doc["start"] = {
-        {"iso8601", iso8601_utc(now)},
-        {"realtime_ns",
-         std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count()},
-    };
-    doc["host"] = host_name();
+    RunRecord record;
+    record.command = o.command;
+    record.start_iso8601 = iso8601_utc(now);
+    record.start_realtime_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
+    record.tool_version = STACKSAGE_VERSION;
+    record.host = host_name();
     std::error_code ec;
-    doc["cwd"] = fs::current_path(ec).string();
-    doc["options"] = {
-        {"output", out.string()},
-        {"topology", !o.no_topology},
-        {"model", !o.no_model},
-        {"sample", o.sample},
-    };
-    doc["preload"] = preload;
-    std::string job = job_id();
-    doc["job_id"] = job.empty() ? nlohmann::json(nullptr) : nlohmann::json(job);
-    return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-}
-
-enum class Claim {
-    Ours,     // this run wrote run.json: the directory is its own
-    Joined,   // run.json is from another rank of this run's job: shared, as the ranks of one job share it
-    Taken,    // run.json is from another run
-    Failed,   // the directory cannot be used (error says why)
-};
-
-// Claims directory `out` for this run by publishing its run.json there:
-// written whole under a temporary name, then linked to run.json, which
-// fails when run.json exists. Of runs that start at once into one directory,
-// exactly one gets it, and the others read a complete run.json.
-Claim claim_directory(const fs::path& out, const std::string& run_json, std::string& error) {
-    std::error_code ec;
-    fs::create_directories(out, ec);
-    if (ec) {
-        error = ec.message();
-        return Claim::Failed;
-    }
-    const fs::path path = out / "run.json";
-    std::string temporary = (out / ".run.json.XXXXXX").string();
-    int fd = ::mkostemp(temporary.data(), O_CLOEXEC);
-    if (fd < 0) {
-        error = std::strerror(errno);
-        return Claim::Failed;
-    }
-    int write_error = write_all(fd, run_json);
-    const mode_t umask_now = ::umask(0);  // read it: mkostemp made the file 0600
-    ::umask(umask_now);
-    if (::fchmod(fd, 0644 & ~umask_now) != 0 && write_error == 0) write_error = errno;
-    if (::close(fd) != 0 && write_error == 0) write_error = errno;
-    const int link_error = write_error != 0 ? write_error : (::link(temporary.c_str(), path.c_str()) == 0 ? 0 : errno);
-    ::unlink(temporary.c_str());
-    if (link_error == 0) return Claim::Ours;
-    if (link_error != EEXIST) {
-        error = std::strerror(link_error);
-        return Claim::Failed;
-    }
-    // Another run's: ours to share only when this is one rank of the job it records.
-    const std::string job = job_id();
-    if (job.empty() || launcher_rank() < 0) return Claim::Taken;
-    std::ifstream in(path);
-    nlohmann::json other = nlohmann::json::parse(in, nullptr, false);
-    const bool same_job = other.is_object() && other.contains("job_id") && other["job_id"].is_string() &&
-                          other["job_id"].get<std::string>() == job;
-    return same_job ? Claim::Joined : Claim::Taken;
+    record.cwd = fs::current_path(ec).string();
+    record.output = out.string();
+    record.topology = !o.no_topology;
+    record.model = !o.no_model;
+    record.sample = o.sample;
+    record.preload = preload;
+    record.job_id = job_id();
+    return run_record_text(record);
 }
 
 // What sampling can do on this node, said once before the run: each rank
@@ -413,20 +317,21 @@ int run_command(const RunOptions& o) {
     } else {
         // The directory is claimed by writing run.json there; without -o, a
         // default name that holds another run gets -2, -3, ... instead.
-        const std::string base = default_output_base();
+        const std::string job = job_id();
+        const std::time_t started = std::time(nullptr);
         std::string error;
-        Claim claim = Claim::Failed;
+        RunDirectoryClaim claim = RunDirectoryClaim::Failed;
         for (int n = 1; n <= 10000; ++n) {
-            out = fs::absolute(!o.output.empty() ? o.output : n == 1 ? base : base + "-" + std::to_string(n));
-            claim = claim_directory(out, run_json_text(out, o, *preload), error);
-            if (claim != Claim::Taken || !o.output.empty()) break;
+            out = fs::absolute(!o.output.empty() ? o.output : default_run_directory_name(job, started, n));
+            claim = claim_run_directory(out, run_json_text(out, o, *preload), job, launcher_rank() >= 0, error);
+            if (claim != RunDirectoryClaim::Taken || !o.output.empty()) break;
         }
-        if (claim == Claim::Taken) {
+        if (claim == RunDirectoryClaim::Taken) {
             output.say(out.string() + " already holds a run (its run.json); choose another --output, or remove it. " +
                        "The command did not run.");
             return kExitUsage;
         }
-        if (claim == Claim::Failed) {
+        if (claim == RunDirectoryClaim::Failed) {
             output.say("cannot use " + out.string() + " as the output directory (" + error +
                        "); choose another with -o. Running the command untraced.");
             traced = false;

@@ -353,7 +353,10 @@ AttrKey Model::key(std::string_view name) {
         if (auto k = keys_.find(name)) return *k;
         ensure_owned();
     }
-    return keys_.intern(name);
+    const std::uint32_t known = keys_.size();
+    const AttrKey k = keys_.intern(name);
+    if (keys_.size() != known) refresh_run_keys();
+    return k;
 }
 std::optional<AttrKey> Model::find_key(std::string_view name) const { return keys_.find(name); }
 std::string_view Model::key_name(AttrKey key) const {
@@ -527,12 +530,34 @@ Cpuset Model::cpuset(ComponentId id) const {
     return (e && e->kind == AttrKind::Cpuset) ? cpuset_of(*e) : Cpuset();
 }
 
+// ---- The run model's keys ---------------------------------------------------------
+
+const RunModelKeys& Model::run_keys() const {
+    std::lock_guard lock(run_keys_cache_.mutex);
+    if (!run_keys_cache_.table) run_keys_cache_.table = RunModelKeys::found(*this);
+    return *run_keys_cache_.table;
+}
+
+const RunModelKeys& Model::intern_run_keys() {
+    if (!run_keys_cache_.complete) {
+        // Reset first: interning one key after another need not refresh it each time.
+        run_keys_cache_.table.reset();
+        RunModelKeys keys = RunModelKeys::interned(*this);
+        run_keys_cache_.table = keys;
+        run_keys_cache_.complete = true;
+    }
+    return *run_keys_cache_.table;
+}
+
 // ---- DataPaths -----------------------------------------------------------------
 
 DataPathType Model::datapath_type(std::string_view name) {
     if (auto b = builtin_datapath_type_from_name(name)) return *b;
     ensure_owned();
-    return static_cast<DataPathType>(kFirstUserDataPathType + user_types_.intern(name));
+    const std::uint32_t known = user_types_.size();
+    const auto type = static_cast<DataPathType>(kFirstUserDataPathType + user_types_.intern(name));
+    if (user_types_.size() != known) refresh_run_keys();
+    return type;
 }
 
 std::optional<DataPathType> Model::find_datapath_type(std::string_view name) const {

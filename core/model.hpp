@@ -14,9 +14,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <variant>
 #include <vector>
@@ -27,6 +29,8 @@
 #include "core/datapath_type.hpp"
 #include "core/ids.hpp"
 #include "core/pod_array.hpp"
+#include "core/run_model_schema.hpp"
+#include "core/typed_key.hpp"
 
 namespace stacksage {
 
@@ -147,6 +151,31 @@ public:
 
     // The component's cpuset attribute, or an empty set.
     Cpuset cpuset(ComponentId id) const;
+
+    // ---- Typed attributes (typed_key.hpp) ---------------------------------------
+    // The value's type is the key's: an int key cannot be read as a string.
+    // A key the model lacks (kAbsentKey) reads as absent; writing needs a present one.
+    template <class T, class Id> std::optional<typename AttrTypes<T>::Read> get(Id id, Key<T> key) const {
+        if constexpr (std::is_same_v<T, std::int64_t>) return get_int(id, key.id);
+        else if constexpr (std::is_same_v<T, double>) return get_float(id, key.id);
+        else if constexpr (std::is_same_v<T, std::string>) return get_string(id, key.id);
+        else return get_cpuset(id, key.id);
+    }
+    template <class T, class Id>
+    void set(Id id, Key<T> key, std::type_identity_t<typename AttrTypes<T>::Write> value) {
+        set_attr(id, key.id, value);
+    }
+    template <class T> bool has(ComponentId id, Key<T> key) const { return has_attr(id, key.id); }
+
+    // ---- The run model's keys (run_model_schema.hpp) ------------------------------
+    // The table of the run model's keys as this model has them: those it
+    // lacks are absent (Key::present() false), and read as absent. Looked up
+    // once and kept (a key interned later is added to it); safe to call from
+    // several threads at once. Valid as long as the model.
+    const RunModelKeys& run_keys() const;
+    // The same table with every key interned into this model (on the first
+    // call): what writers of run models use.
+    const RunModelKeys& intern_run_keys();
 
     // ---- DataPaths ----------------------------------------------------------------
     // Interns a user-named type (numbered from kFirstUserDataPathType); built-in
@@ -356,6 +385,24 @@ private:
         std::uint64_t small_keys = 0;  // bit k: key k (< 64) is in the list
     } appended_;
     void forget_appended_list() { appended_ = AppendedList{}; }
+    // The table run_keys() hands out. A copy or a moved-to Model builds its own.
+    struct RunKeysCache {
+        std::mutex mutex;                   // run_keys() may run in several threads at once
+        std::optional<RunModelKeys> table;
+        bool complete = false;              // every key interned (intern_run_keys)
+        RunKeysCache() = default;
+        RunKeysCache(const RunKeysCache&) noexcept {}
+        RunKeysCache& operator=(const RunKeysCache&) noexcept {
+            table.reset();
+            complete = false;
+            return *this;
+        }
+    };
+    mutable RunKeysCache run_keys_cache_;
+    // After a key or DataPath type is interned: a kept table that lacked it now has it.
+    void refresh_run_keys() {
+        if (run_keys_cache_.table && !run_keys_cache_.complete) *run_keys_cache_.table = RunModelKeys::found(*this);
+    }
     StringTable words_;       // kinds and names
     StringTable keys_;        // attribute keys
     StringTable user_types_;  // user DataPath type names

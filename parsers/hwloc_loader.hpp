@@ -23,6 +23,7 @@
 
 #include "core/model.hpp"
 #include "core/result.hpp"
+#include "core/run_model_schema.hpp"
 #include "parsers/hwloc_xml_check.hpp"
 
 namespace stacksage {
@@ -36,9 +37,8 @@ struct HwlocLoadOptions {
 };
 
 // Name of the Node's integer attribute that tells whether the topology is
-// restricted to a job (1: its cpuset is smaller than its complete_cpuset, as
-// in a Slurm cgroup; 0: every PU that exists is usable).
-inline constexpr const char* kJobRestrictedKey = "job_restricted";
+// restricted to a job: run_keys::job_restricted (core/run_model_schema.hpp).
+inline constexpr const char* kJobRestrictedKey = run_keys::job_restricted.data();
 
 // Loads an hwloc XML topology file (formats 1.x and 2.x, as hwloc 2 reads them).
 //

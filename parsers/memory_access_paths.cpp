@@ -3,11 +3,12 @@
 #include <map>
 #include <tuple>
 
+#include "core/memory_level.hpp"
+#include "core/sample_backend.hpp"
+
 namespace stacksage {
 
 namespace {
-
-namespace mk = memory_access_keys;
 
 ComponentId cache_above(const Model& m, ComponentId pu, std::int64_t level) {
     for (ComponentId c = m.parent(pu); c != kNoComponent; c = m.parent(c)) {
@@ -49,11 +50,6 @@ ComponentId local_numa(const Model& m, ComponentId host, ComponentId pu) {
     return kNoComponent;
 }
 
-bool is_cache_level(std::string_view level) {
-    return level == "L1" || level == "fill_buffer" || level == "L2" || level == "L3" || level == "L4" ||
-           level == "peer_cache";
-}
-
 std::string histogram_text(const std::array<std::uint64_t, kSampleLatencyBuckets>& h) {
     std::string out;
     for (std::size_t i = 0; i < h.size(); ++i) out += (i ? "," : "") + std::to_string(h[i]);
@@ -71,21 +67,23 @@ struct PathSum {
 
 ComponentId memory_access_target(const Model& m, ComponentId host, ComponentId pu, std::string_view level,
                                  std::int64_t numa_node) {
+    const std::optional<MemoryLevel> known = memory_level_from_string(level);
+    const auto is = [&](MemoryLevel l) { return known == l; };
     ComponentId target = kNoComponent;
-    if (level == "L1" || level == "fill_buffer") target = cache_above(m, pu, 1);
-    else if (level == "L2") target = cache_above(m, pu, 2);
-    else if (level == "L3") target = cache_above(m, pu, 3);
-    else if (level == "L4") target = cache_above(m, pu, 4);
-    if (is_cache_level(level)) {
+    if (is(MemoryLevel::L1) || is(MemoryLevel::FillBuffer)) target = cache_above(m, pu, 1);
+    else if (is(MemoryLevel::L2)) target = cache_above(m, pu, 2);
+    else if (is(MemoryLevel::L3)) target = cache_above(m, pu, 3);
+    else if (is(MemoryLevel::L4)) target = cache_above(m, pu, 4);
+    if (known && is_cache_level(*known)) {
         // Topologies without that cache (a VM's flat one): the nearest
         // cache there is, or the node's memory.
         if (target == kNoComponent) target = last_level_cache(m, pu);
         if (target == kNoComponent) target = local_numa(m, host, pu);
         return target != kNoComponent ? target : host;
     }
-    if (level == "io" || level == "uncached") return host;
+    if (is(MemoryLevel::Io) || is(MemoryLevel::Uncached)) return host;
     target = numa_by_index(m, host, numa_node);
-    if (target == kNoComponent && level == "local_dram") target = local_numa(m, host, pu);
+    if (target == kNoComponent && is(MemoryLevel::LocalDram)) target = local_numa(m, host, pu);
     return target != kNoComponent ? target : host;
 }
 
@@ -133,28 +131,24 @@ MemoryPathStats add_sample_summary(Model& m, ComponentId host, const SampleSumma
         for (std::size_t b = 0; b < s.histogram.size(); ++b) s.histogram[b] += a.latency_histogram[b];
         stats.samples_placed += a.count;
     }
-    const AttrKey k_level = m.key(mk::level), k_backend = m.key(mk::backend), k_loads = m.key(mk::loads),
-                  k_stores = m.key(mk::stores), k_missed = m.key(mk::missed), k_wsum = m.key(mk::weight_sum),
-                  k_wmax = m.key(mk::weight_max), k_hist = m.key(mk::latency_histogram),
-                  k_node = m.key(mk::numa_node), k_remote = m.key(mk::remote), k_hops = m.key(mk::hops),
-                  k_tid = m.key(mk::tid), k_pid = m.key(mk::pid);
+    const RunModelKeys& k = m.intern_run_keys();
     for (const auto& [key, s] : sums) {
         const auto& [tid, pu, target, level, backend] = key;
         const DataPathId dp = m.add_datapath(ComponentId{pu}, ComponentId{target}, DataPathType::MemoryAccess);
         m.set_attr(dp, keys::count, static_cast<std::int64_t>(s.count));
-        m.set_attr(dp, k_level, std::string_view(level));
-        m.set_attr(dp, k_backend, std::string_view(backend));
-        m.set_attr(dp, k_loads, static_cast<std::int64_t>(s.loads));
-        m.set_attr(dp, k_stores, static_cast<std::int64_t>(s.stores));
-        if (s.missed) m.set_attr(dp, k_missed, static_cast<std::int64_t>(s.missed));
-        m.set_attr(dp, k_wsum, static_cast<std::int64_t>(s.weight_sum));
-        m.set_attr(dp, k_wmax, static_cast<std::int64_t>(s.weight_max));
-        m.set_attr(dp, k_hist, std::string_view(histogram_text(s.histogram)));
-        m.set_attr(dp, k_node, s.node_mixed ? std::int64_t{-1} : s.node);
-        m.set_attr(dp, k_remote, std::int64_t{s.remote ? 1 : 0});
-        m.set_attr(dp, k_hops, s.hops);
-        m.set_attr(dp, k_tid, tid);
-        m.set_attr(dp, k_pid, summary.pid);
+        m.set(dp, k.level, std::string_view(level));
+        m.set(dp, k.backend, std::string_view(backend));
+        m.set(dp, k.loads, static_cast<std::int64_t>(s.loads));
+        m.set(dp, k.stores, static_cast<std::int64_t>(s.stores));
+        if (s.missed) m.set(dp, k.missed, static_cast<std::int64_t>(s.missed));
+        m.set(dp, k.weight_sum, static_cast<std::int64_t>(s.weight_sum));
+        m.set(dp, k.weight_max, static_cast<std::int64_t>(s.weight_max));
+        m.set(dp, k.latency_histogram, std::string_view(histogram_text(s.histogram)));
+        m.set(dp, k.numa_node, s.node_mixed ? std::int64_t{-1} : s.node);
+        m.set(dp, k.remote, std::int64_t{s.remote ? 1 : 0});
+        m.set(dp, k.hops, s.hops);
+        m.set(dp, k.tid, tid);
+        m.set(dp, k.pid, summary.pid);
         // The mean latency weight, where the backend measures one.
         if (s.weight_sum > 0) m.set_latency(dp, static_cast<double>(s.weight_sum) / static_cast<double>(s.count));
         ++stats.access_paths;
@@ -164,28 +158,25 @@ MemoryPathStats add_sample_summary(Model& m, ComponentId host, const SampleSumma
                               " memory samples name CPUs the node's topology does not have; they are left out");
 
     // Where threads ran (cpu-clock).
-    const AttrKey k_cpu_time = m.key(mk::cpu_time_ns), k_migrations = m.key(mk::migrations),
-                  k_lost = m.key(mk::samples_lost);
     for (const SampledRanOn& r : summary.ran_on) {
         const ComponentId flow = flow_of(r.tid);
         const ComponentId pu = pu_of(r.cpu);
         if (flow == kNoComponent || pu == kNoComponent) continue;
         const DataPathId dp = m.add_datapath(flow, pu, DataPathType::RanOn);
         m.set_attr(dp, keys::count, static_cast<std::int64_t>(r.count));
-        m.set_attr(dp, k_backend, std::string_view("cpuclock"));
+        m.set(dp, k.backend, to_string(SampleBackend::Cpuclock));
         if (summary.cpuclock_period_ns > 0)
-            m.set_attr(dp, k_cpu_time, static_cast<std::int64_t>(r.count * summary.cpuclock_period_ns));
+            m.set(dp, k.cpu_time_ns, static_cast<std::int64_t>(r.count * summary.cpuclock_period_ns));
         ++stats.ran_on_paths;
     }
     for (const SampledThread& t : summary.threads) {
         const ComponentId flow = flow_of(t.tid);
         if (flow == kNoComponent) continue;
-        m.set_attr(flow, k_migrations, static_cast<std::int64_t>(t.migrations));
-        m.set_attr(flow, k_lost, static_cast<std::int64_t>(t.lost));
+        m.set(flow, k.migrations, static_cast<std::int64_t>(t.migrations));
+        m.set(flow, k.samples_lost, static_cast<std::int64_t>(t.lost));
     }
 
     // PAPI counts on the PU -> cache path of their level.
-    const AttrKey k_misses = m.key(mk::misses), k_counter = m.key(mk::counter);
     for (const SampledPapi& p : summary.papi) {
         const ComponentId pu = pu_of(p.cpu);
         if (pu == kNoComponent) continue;
@@ -195,12 +186,12 @@ MemoryPathStats add_sample_summary(Model& m, ComponentId host, const SampleSumma
             const std::string level = std::string("L") + name[6];
             const ComponentId target = memory_access_target(m, host, pu, level, -1);
             const DataPathId dp = m.add_datapath(pu, target, DataPathType::MemoryAccess);
-            m.set_attr(dp, k_backend, std::string_view("papi"));
-            m.set_attr(dp, k_level, std::string_view(level));
-            m.set_attr(dp, k_counter, std::string_view(name));
-            m.set_attr(dp, k_misses, static_cast<std::int64_t>(value));
-            m.set_attr(dp, k_tid, p.tid);
-            m.set_attr(dp, k_pid, summary.pid);
+            m.set(dp, k.backend, to_string(SampleBackend::Papi));
+            m.set(dp, k.level, std::string_view(level));
+            m.set(dp, k.counter, std::string_view(name));
+            m.set(dp, k.misses, static_cast<std::int64_t>(value));
+            m.set(dp, k.tid, p.tid);
+            m.set(dp, k.pid, summary.pid);
             ++stats.papi_paths;
         }
     }

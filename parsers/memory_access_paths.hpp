@@ -13,9 +13,10 @@
 //   I/O, uncached                -> the Node
 //
 // One path per (thread, PU, target, level, backend), with these attributes
-// (memory_access_keys below): count, loads, stores, weight sums and the
-// latency histogram, the NUMA node, whether it was remote to the PU, the
-// thread and process. cpu-clock samples become RanOn paths Flow -> PU with
+// (memory_access_keys in core/run_model_schema.hpp; the levels' words in
+// core/memory_level.hpp): count, loads, stores, weight sums and the latency
+// histogram, the NUMA node, whether it was remote to the PU, the thread and
+// process. cpu-clock samples become RanOn paths Flow -> PU with
 // counts; PAPI counts become MemoryAccess paths PU -> cache with "misses".
 #pragma once
 
@@ -26,30 +27,10 @@
 #include <vector>
 
 #include "core/model.hpp"
+#include "core/run_model_schema.hpp"
 #include "parsers/sample_summary.hpp"
 
 namespace stacksage {
-
-namespace memory_access_keys {
-inline constexpr std::string_view level = "level";            // served-by level name (sample_summary.hpp)
-inline constexpr std::string_view backend = "backend";        // "pebs", "ibs", "pagefault", "cpuclock", "papi"
-inline constexpr std::string_view loads = "loads";
-inline constexpr std::string_view stores = "stores";
-inline constexpr std::string_view missed = "missed";          // samples that missed the named level
-inline constexpr std::string_view weight_sum = "weight_sum";  // total latency weight (cycles)
-inline constexpr std::string_view weight_max = "weight_max";
-inline constexpr std::string_view latency_histogram = "latency_histogram";  // 16 counts, "n0,n1,...": bucket i >= 1 holds [2^(i-1), 2^i) cycles
-inline constexpr std::string_view numa_node = "numa_node";    // OS index of the node holding the data; -1 unknown
-inline constexpr std::string_view remote = "remote";          // 1: served from outside the PU's NUMA node
-inline constexpr std::string_view hops = "hops";              // perf's mem_hops, the largest seen
-inline constexpr std::string_view tid = "tid";
-inline constexpr std::string_view pid = "pid";
-inline constexpr std::string_view misses = "misses";          // PAPI count
-inline constexpr std::string_view counter = "counter";        // PAPI event name
-inline constexpr std::string_view cpu_time_ns = "cpu_time_ns";  // RanOn: samples x the cpu-clock period
-inline constexpr std::string_view migrations = "migrations";  // Flow: CPU changes between cpu-clock samples
-inline constexpr std::string_view samples_lost = "samples_lost";  // Flow
-}  // namespace memory_access_keys
 
 struct MemoryPathStats {
     std::size_t access_paths = 0;   // MemoryAccess paths added (samples)

@@ -16,17 +16,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::int64_t number_after(std::string_view name, std::string_view prefix) {
-    const std::size_t at = name.find(prefix);
-    if (at == std::string_view::npos) return -1;
-    std::int64_t n = 0;
-    std::size_t i = at + prefix.size();
-    if (i >= name.size() || name[i] < '0' || name[i] > '9') return -1;
-    for (; i < name.size() && name[i] >= '0' && name[i] <= '9' && n < (std::int64_t{1} << 40); ++i)
-        n = n * 10 + (name[i] - '0');
-    return n;
-}
-
 // What the first line of a log (its process_start) says about the image.
 struct ImageStart {
     bool readable = false;
@@ -57,14 +46,6 @@ ImageStart read_image_start(const fs::path& path) {
 }
 
 }  // namespace
-
-LogFileName parse_log_file_name(std::string_view name) {
-    return {number_after(name, "pid-"), number_after(name, "rank-")};
-}
-
-bool is_event_log_name(std::string_view name) {
-    return name.ends_with(".jsonl") && !name.ends_with(".samples.jsonl");
-}
 
 Result<RunCensus> take_run_census(const std::string& out_dir) {
     RunCensus census;

@@ -16,19 +16,9 @@
 #include <vector>
 
 #include "core/result.hpp"
+#include "parsers/run_directory.hpp"  // the log names: parse_log_file_name, is_event_log_name
 
 namespace stacksage {
-
-// The numbers in an event log's name, "rank-0003.pid-4711.jsonl" (rank 3,
-// pid 4711); -1 for one the name lacks.
-struct LogFileName {
-    std::int64_t pid = -1;
-    std::int64_t rank = -1;
-};
-LogFileName parse_log_file_name(std::string_view name);
-
-// Event logs only: *.jsonl, not the sampling summaries next to them.
-bool is_event_log_name(std::string_view name);
 
 struct RunCensus {
     std::size_t hosts = 0;              // host directories with event logs

@@ -1,29 +1,25 @@
-// Loading a run: directory scan, run.json, per host: its event logs (parsed
-// in parallel), its topology (identical files loaded once), then its
-// processes and flows added to the merged model. Hosts are handled one at a
-// time so that memory holds one host's parsed logs, not the whole run's.
+// Loading a run: directory scan and run.json (run_directory.hpp), per host:
+// its event logs (parsed in parallel), its topology (topology_resolver.hpp),
+// then its processes and flows added to the merged model. Hosts are handled
+// one at a time so that memory holds one host's parsed logs, not the whole
+// run's.
 #include "parsers/run_loader.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
-#include <map>
 #include <thread>
 #include <unordered_map>
-#include <unordered_set>
-
-#include <nlohmann/json.hpp>
 
 #include "parsers/hwloc_loader.hpp"
 #include "parsers/input_file.hpp"
 #include "parsers/memory_access_paths.hpp"
-#include "core/model_copy.hpp"
+#include "core/run_model_schema.hpp"
 #include "core/saturating.hpp"
-#include "core/snapshot.hpp"
 #include "parsers/process_log.hpp"
-#include "parsers/run_census.hpp"
-#include "parsers/run_model_keys.hpp"
+#include "parsers/run_directory.hpp"
+#include "parsers/topology_resolver.hpp"
 
 namespace stacksage {
 
@@ -42,45 +38,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-// "n2" before "n10": digit runs compare as numbers.
-bool natural_less(std::string_view a, std::string_view b) {
-    std::size_t i = 0, j = 0;
-    while (i < a.size() && j < b.size()) {
-        const bool da = a[i] >= '0' && a[i] <= '9', db = b[j] >= '0' && b[j] <= '9';
-        if (da && db) {
-            std::size_t ie = i, je = j;
-            while (ie < a.size() && a[ie] >= '0' && a[ie] <= '9') ++ie;
-            while (je < b.size() && b[je] >= '0' && b[je] <= '9') ++je;
-            std::string_view na = a.substr(i, ie - i), nb = b.substr(j, je - j);
-            while (na.size() > 1 && na.front() == '0') na.remove_prefix(1);
-            while (nb.size() > 1 && nb.front() == '0') nb.remove_prefix(1);
-            if (na.size() != nb.size()) return na.size() < nb.size();
-            if (na != nb) return na < nb;
-            i = ie;
-            j = je;
-            continue;
-        }
-        if (a[i] != b[j]) return a[i] < b[j];
-        ++i;
-        ++j;
-    }
-    return a.size() - i < b.size() - j;
-}
-
-// The image number in a log's file name: N in "pid-4711.N.jsonl" (the
-// recorder's name for the pid's next image when the first is taken), else 0.
-std::int64_t image_number(std::string_view file) {
-    if (file.ends_with(".jsonl")) file.remove_suffix(6);
-    std::size_t digits = 0;
-    while (digits < file.size() && digits < 9 && file[file.size() - 1 - digits] >= '0' &&
-           file[file.size() - 1 - digits] <= '9')
-        ++digits;
-    if (digits == 0 || digits == file.size() || file[file.size() - 1 - digits] != '.') return 0;
-    std::int64_t n = 0;
-    for (char c : file.substr(file.size() - digits)) n = n * 10 + (c - '0');
-    return n;
-}
 
 std::string join_command(const std::vector<std::string>& args) {
     std::string out;
@@ -143,46 +100,19 @@ struct OtherThreadsTotals {
     }
 };
 
-// Interned keys of the run model, looked up once.
-struct RunKeys {
-    AttrKey pid, ppid, tid, rank, launcher, exe, cmdline, log, end_how, end_known, exit_status, utime, stime,
-        nvcsw, nivcsw, run_delay, cpu_time_derived, cpu_time_at_exit, cgroup_cpuset, online_cpus, mpi_size,
-        mpi_thread_level, mpi_init_ns, mpi_finalize_ns, seq, creator_tid, creator_module, start_module, attr_cpuset, last_cpu,
-        topology_source, job_restricted, logical_index_key, hwloc_hostname, run_slices, create_ns, creator_cpu_ns;
-    explicit RunKeys(Model& m)
-        : pid(m.key(run_keys::pid)), ppid(m.key(run_keys::ppid)), tid(m.key(run_keys::tid)),
-          rank(m.key(run_keys::rank)), launcher(m.key(run_keys::launcher)), exe(m.key(run_keys::exe)),
-          cmdline(m.key(run_keys::cmdline)), log(m.key(run_keys::log_file)), end_how(m.key(run_keys::end_how)),
-          end_known(m.key(run_keys::end_known)), exit_status(m.key(run_keys::exit_status)),
-          utime(m.key(run_keys::utime_us)), stime(m.key(run_keys::stime_us)), nvcsw(m.key(run_keys::nvcsw)),
-          nivcsw(m.key(run_keys::nivcsw)), run_delay(m.key(run_keys::run_delay_ns)),
-          cpu_time_derived(m.key(run_keys::cpu_time_derived)), cpu_time_at_exit(m.key(run_keys::cpu_time_at_exit)),
-          cgroup_cpuset(m.key(run_keys::cgroup_cpuset)),
-          online_cpus(m.key(run_keys::online_cpus)), mpi_size(m.key(run_keys::mpi_size)),
-          mpi_thread_level(m.key(run_keys::mpi_thread_level)), mpi_init_ns(m.key(run_keys::mpi_init_ns)),
-          mpi_finalize_ns(m.key(run_keys::mpi_finalize_ns)), seq(m.key(run_keys::seq)),
-          creator_tid(m.key(run_keys::creator_tid)), creator_module(m.key(run_keys::creator_module)),
-          start_module(m.key(run_keys::start_module)), attr_cpuset(m.key(run_keys::attr_cpuset)),
-          last_cpu(m.key(run_keys::last_cpu)), topology_source(m.key(run_keys::topology_source)),
-          job_restricted(m.key(kJobRestrictedKey)), logical_index_key(keys::logical_index),
-          hwloc_hostname(m.key("HostName")), run_slices(m.key(run_keys::run_slices)),
-          create_ns(m.key(run_keys::create_ns)), creator_cpu_ns(m.key(run_keys::creator_cpu_ns)) {}
-};
-
-// One process's logs (images before and after exec share the pid).
-struct LogGroup {
-    std::int64_t pid = -1;
-    std::int64_t rank = -1;               // from the file names, for ordering
-    std::vector<std::string> files;       // relative to OUT
+// One process's logs (images before and after exec share the pid), parsed.
+struct LogGroup : ProcessLogs {
     std::vector<ProcessImage> images;     // parsed, in start order
 };
 
-struct HostDir {
-    std::string name;
-    fs::path path;
+// A host as scanned, its processes' logs moved into groups.
+struct HostDir : ScannedHost {
     std::vector<LogGroup> groups;
-    bool has_topology_file = false;
-    std::unordered_set<std::string> sample_files;  // relative to OUT
+    explicit HostDir(ScannedHost scanned) : ScannedHost(std::move(scanned)) {
+        groups.reserve(processes.size());
+        for (ProcessLogs& logs : processes) groups.push_back({std::move(logs), {}});
+        processes.clear();
+    }
 };
 
 class RunLoader {
@@ -190,21 +120,18 @@ public:
     RunLoader(std::string out, const RunLoadOptions& options) : out_(std::move(out)), options_(options) {}
 
     Result<LoadedRun> load() {
-        std::error_code ec;
-        const fs::file_status st = fs::status(out_, ec);
-        if (ec || !fs::exists(st))
-            return make_error("'" + out_ + "': no such directory; give the directory `stacksage run` wrote (-o)");
-        if (!fs::is_directory(st))
-            return make_error("'" + out_ + "' is not a directory; give the directory `stacksage run` wrote (-o)");
         run_.directory = out_;
         if (auto scanned = scan(); !scanned) return scanned.error();
         run_.topology = run_.model.add_component(ComponentType::Topology, kNoComponent, "run",
                                                  base_name(fs::path(out_).lexically_normal().string()));
         read_run_json();
-        keys_.emplace(run_.model);
+        keys_ = &run_.model.intern_run_keys();
+        resolver_.emplace(run_.model, run_.topology, run_.notes);
         run_.stats.hosts = hosts_.size();
         reserve_model();
         for (HostDir& host : hosts_) load_host(host);
+        run_.stats.topologies_loaded = resolver_->topologies_loaded();
+        run_.stats.snapshots_mapped = resolver_->snapshots_mapped();
         std::sort(run_.notes.begin(), run_.notes.end(), [](const LoadNote& a, const LoadNote& b) {
             return a.level != b.level ? a.level > b.level : natural_less(a.file, b.file);
         });
@@ -216,133 +143,51 @@ private:
         run_.notes.push_back({level, std::move(file), std::move(message)});
     }
 
+    // The hosts and their logs (run_directory.hpp); a host directory that
+    // cannot be read is noted.
     Status scan() {
-        std::error_code ec;
-        fs::directory_iterator it(out_, ec);
-        if (ec) return make_error("'" + out_ + "' cannot be read (" + ec.message() + ")");
-        for (const fs::directory_entry& entry : it) {
-            if (!entry.is_directory(ec)) continue;
-            HostDir host;
-            host.name = entry.path().filename().string();
-            host.path = entry.path();
-            std::map<std::int64_t, LogGroup> by_pid;
-            std::vector<LogGroup> unnamed;
-            fs::directory_iterator files(entry.path(), ec);
-            if (ec) {
-                note(LoadNote::Level::Error, host.name, "the host directory cannot be read (" + ec.message() +
-                                                            "); its processes are missing from the analysis");
-                unreadable_hosts_.push_back("'" + entry.path().string() + "' cannot be read (" + ec.message() + ")");
-                continue;
-            }
-            for (const fs::directory_entry& f : files) {
-                const std::string name = f.path().filename().string();
-                if (name == "topology.xml") {
-                    host.has_topology_file = true;
-                    continue;
-                }
-                // Sampling summaries (*.samples.jsonl) are read with the
-                // process whose log they extend.
-                if (name.ends_with(".samples.jsonl")) {
-                    host.sample_files.insert(host.name + "/" + name);
-                    continue;
-                }
-                // Whatever the entry is: one that is no regular file (a
-                // FIFO, a directory, a link to /dev/zero) is counted, and
-                // the reader refuses it with an error note (input_file.hpp),
-                // rather than the run losing a process without a word.
-                if (!is_event_log_name(name)) continue;
-                const LogFileName parsed = parse_log_file_name(name);
-                const std::int64_t pid = parsed.pid;
-                LogGroup* g = nullptr;
-                if (pid >= 0) {
-                    g = &by_pid[pid];
-                } else {
-                    unnamed.emplace_back();
-                    g = &unnamed.back();
-                }
-                g->pid = pid;
-                if (parsed.rank >= 0) g->rank = parsed.rank;
-                // host/name: what the notes show. (fs::relative would stat
-                // every path component, for each of possibly 100,000 logs.)
-                g->files.push_back(host.name + "/" + name);
-                // For the model's reservation (reserve_model): a file the
-                // reader will refuse (not regular, over the limit) adds nothing.
-                if (f.is_regular_file(ec)) {
-                    const std::uintmax_t bytes = f.file_size(ec);
-                    if (!ec && bytes <= input_limits::kEventLog) log_bytes_ += bytes;
-                }
-            }
-            for (auto& [pid, g] : by_pid) host.groups.push_back(std::move(g));
-            for (auto& g : unnamed) host.groups.push_back(std::move(g));
-            if (host.groups.empty() && !host.has_topology_file) continue;  // not a host directory
-            std::sort(host.groups.begin(), host.groups.end(), [](const LogGroup& a, const LogGroup& b) {
-                const bool ra = a.rank >= 0, rb = b.rank >= 0;
-                if (ra != rb) return ra;  // ranks first, in rank order; then the others by pid
-                return ra ? (a.rank != b.rank ? a.rank < b.rank : a.pid < b.pid) : a.pid < b.pid;
-            });
-            run_.stats.logs += [&] {
-                std::size_t n = 0;
-                for (const auto& g : host.groups) n += g.files.size();
-                return n;
-            }();
-            hosts_.push_back(std::move(host));
-        }
-        std::sort(hosts_.begin(), hosts_.end(),
-                  [](const HostDir& a, const HostDir& b) { return natural_less(a.name, b.name); });
-        if (run_.stats.logs == 0 && !unreadable_hosts_.empty()) {
-            // Say what stood in the way (permissions, most often), not that
-            // the directory is no run.
-            std::string message = "'" + out_ + "' holds no event log that can be read: " + unreadable_hosts_.front();
-            if (unreadable_hosts_.size() > 1)
-                message += " (and " + std::to_string(unreadable_hosts_.size() - 1) + " more host directories)";
-            return make_error(message + "; check the permissions of the run directory");
-        }
-        if (run_.stats.logs == 0)
-            return make_error("'" + out_ + "' holds no event logs (<host>/*.jsonl); is it a directory written by "
-                                           "`stacksage run`? Run the job again under `stacksage run -o " +
-                              out_ + " -- ...`");
+        Result<RunDirectoryScan> scanned = scan_run_directory(out_);
+        if (!scanned) return scanned.error();
+        for (const RunDirectoryScan::UnreadableHost& host : scanned->unreadable_hosts)
+            note(LoadNote::Level::Error, host.name, "the host directory cannot be read (" + host.error +
+                                                        "); its processes are missing from the analysis");
+        run_.stats.logs = scanned->logs;
+        log_bytes_ = scanned->log_bytes;
+        hosts_.reserve(scanned->hosts.size());
+        for (ScannedHost& host : scanned->hosts) hosts_.emplace_back(std::move(host));
         return Ok{};
     }
 
     void read_run_json() {
-        const fs::path path = fs::path(out_) / "run.json";
-        std::string text;
-        if (auto problem = read_input_file(path.string(), input_limits::kRunJson, "run.json", text)) {
-            if (problem->kind == InputProblem::Kind::Missing && !problem->through_link)
+        const RunRecordRead read = read_run_record(out_);
+        switch (read.problem) {
+            case RunRecordRead::Problem::None: break;
+            case RunRecordRead::Problem::Missing:
                 note(LoadNote::Level::Warning, "run.json",
                      "run.json is missing: the command and start time of the run are unknown; the event logs are "
                      "analysed without them");
-            else
+                return;
+            case RunRecordRead::Problem::Unreadable:
                 note(LoadNote::Level::Error, "run.json",
-                     "run.json cannot be read: " + problem->reason +
+                     "run.json cannot be read: " + read.reason +
                          "; it is ignored and the event logs are analysed without it");
-            return;
+                return;
+            case RunRecordRead::Problem::NotAnObject:
+                note(LoadNote::Level::Error, "run.json",
+                     "run.json is not a JSON object (corrupt or truncated); it is ignored and the event logs are "
+                     "analysed without it");
+                return;
         }
-        nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
-        if (doc.is_discarded() || !doc.is_object()) {
-            note(LoadNote::Level::Error, "run.json",
-                 "run.json is not a JSON object (corrupt or truncated); it is ignored and the event logs are "
-                 "analysed without it");
-            return;
-        }
+        const RunRecordFields& f = read.fields;
         Model& m = run_.model;
         const ComponentId root = run_.topology;
-        if (auto c = doc.find("command"); c != doc.end() && c->is_array()) {
-            std::vector<std::string> args;
-            for (const auto& a : *c)
-                if (a.is_string()) args.push_back(a.get<std::string>());
-            m.set_attr(root, m.key(run_keys::run_command), std::string_view(join_command(args)));
-        }
-        if (auto s = doc.find("start"); s != doc.end() && s->is_object())
-            if (auto iso = s->find("iso8601"); iso != s->end() && iso->is_string())
-                m.set_attr(root, m.key(run_keys::run_start), std::string_view(iso->get<std::string>()));
-        if (auto v = doc.find("tool_version"); v != doc.end() && v->is_string())
-            m.set_attr(root, m.key(run_keys::run_tool_version), std::string_view(v->get<std::string>()));
-        if (auto j = doc.find("job_id"); j != doc.end() && j->is_string())
-            m.set_attr(root, m.key(run_keys::run_job_id), std::string_view(j->get<std::string>()));
-        if (auto v = doc.find("version"); v != doc.end() && v->is_number_integer() && v->get<int>() > 1)
+        if (f.command) m.set_attr(root, m.key(run_keys::run_command), std::string_view(join_command(*f.command)));
+        if (f.start_iso8601) m.set_attr(root, m.key(run_keys::run_start), std::string_view(*f.start_iso8601));
+        if (f.tool_version) m.set_attr(root, m.key(run_keys::run_tool_version), std::string_view(*f.tool_version));
+        if (f.job_id) m.set_attr(root, m.key(run_keys::run_job_id), std::string_view(*f.job_id));
+        if (f.version && *f.version > 1)
             note(LoadNote::Level::Info, "run.json",
-                 "run.json has version " + std::to_string(v->get<int>()) +
+                 "run.json has version " + std::to_string(*f.version) +
                      " (newer than this stacksage); only the fields it knows are read");
     }
 
@@ -513,142 +358,16 @@ private:
         g.images = std::move(kept);
     }
 
-    // The topology file's text with its HostName blanked: identical hardware
-    // gives identical keys, so each distinct topology is loaded once.
-    static std::string topology_cache_key(std::string text) {
-        constexpr std::string_view marker = "name=\"HostName\" value=\"";
-        if (std::size_t at = text.find(marker); at != std::string::npos) {
-            const std::size_t begin = at + marker.size();
-            const std::size_t end = text.find('"', begin);
-            if (end != std::string::npos) text.erase(begin, end - begin);
-        }
-        return text;
-    }
-
-    // Loads (or finds in the cache) the host's topology and grafts its Node.
-    // kNoComponent when there is none or it cannot be loaded (noted).
-    ComponentId graft_topology(const HostDir& host) {
-        // The snapshot the node's processes published, when there is a
-        // usable one: mapped in microseconds, no XML parsed.
-        if (usable_snapshot_file(host))
-            if (auto snapshot = open_snapshot((host.path / "topology.snap").string()); snapshot) {
-                ++run_.stats.snapshots_mapped;
-                if (ComponentId node = adopt_node(*snapshot, host); node != kNoComponent) return node;
-            }
-        const fs::path file = host.path / "topology.xml";
-        const std::string rel = host.name + "/topology.xml";
-        if (!host.has_topology_file) {
-            note(LoadNote::Level::Warning, rel,
-                 "topology.xml is missing for host " + host.name +
-                     ": the node is rebuilt from the cpusets its processes had (each CPU taken as one core; "
-                     "SMT, caches and NUMA unknown)");
-            return kNoComponent;
-        }
-        // Read once, safely (a FIFO or /dev/zero there is refused, not read):
-        // the text is both the cache's key and what hwloc is given.
-        Result<std::string> text = read_hwloc_xml_file(file.string());
-        if (!text) {
-            note(LoadNote::Level::Error, rel,
-                 text.error().message + "; the node is rebuilt from the cpusets its processes had");
-            return kNoComponent;
-        }
-        std::string key = topology_cache_key(*text);
-        auto it = topology_cache_.find(key);
-        if (it == topology_cache_.end()) {
-            HwlocLoadOptions o;
-            o.hostname = host.name;
-            Result<Model> loaded = load_hwloc_xml_text(*text, file.string(), o);
-            ++run_.stats.topologies_loaded;
-            if (!loaded) {
-                note(LoadNote::Level::Error, rel,
-                     loaded.error().message + "; the node is rebuilt from the cpusets its processes had");
-                topology_cache_.emplace(std::move(key), std::nullopt);
-                return kNoComponent;
-            }
-            it = topology_cache_.emplace(std::move(key), std::move(loaded.value())).first;
-        }
-        if (!it->second) {
-            note(LoadNote::Level::Error, rel,
-                 "the topology file could not be loaded (as an identical one before); the node is rebuilt from "
-                 "the cpusets its processes had");
-            return kNoComponent;
-        }
-        return adopt_node(*it->second, host);
-    }
-
-    // Whether the host's topology.snap is a regular file of a sane size, to
-    // be mapped (open_snapshot): absent, it is not (and nothing is said);
-    // anything else there (a FIFO, a link to a device, a huge file) is noted
-    // and topology.xml read instead.
-    bool usable_snapshot_file(const HostDir& host) {
-        InputFile file;
-        auto problem = open_input_file((host.path / "topology.snap").string(), input_limits::kTopologySnapshot,
-                                       "a topology snapshot", file);
-        if (!problem) return true;
-        if (problem->kind != InputProblem::Kind::Missing || problem->through_link)
-            note(LoadNote::Level::Warning, host.name + "/topology.snap",
-                 "topology.snap cannot be used: " + problem->reason + "; topology.xml is read instead");
-        return false;
-    }
-
-    // Copies the Node of a host's topology under the run's root.
-    ComponentId adopt_node(const Model& topo, const HostDir& host) {
-        const std::vector<ComponentId> nodes = topo.components_of_type(ComponentType::Node);
-        if (nodes.empty()) return kNoComponent;
-        const ComponentId node = import_subtree(run_.model, run_.topology, topo, nodes.front());
-        if (node == kNoComponent) return kNoComponent;
-        Model& m = run_.model;
-        m.set_name(node, host.name);
-        m.set_attr(node, keys::hostname, std::string_view(host.name));
-        if (m.has_attr(node, keys_->hwloc_hostname)) m.set_attr(node, keys_->hwloc_hostname, std::string_view(host.name));
-        m.set_attr(node, keys_->topology_source, run_keys::source_hwloc);
-        return node;
-    }
-
-    // A node rebuilt from what the processes saw: allowed CPUs from the
-    // cgroup (or the masks), the node's size from the online CPUs.
-    ComponentId fallback_node(const HostDir& host) {
-        Model& m = run_.model;
-        Cpuset allowed, online, seen;
-        for (const LogGroup& g : host.groups)
-            for (const ProcessImage& image : g.images) {
-                if (image.cgroup_cpuset) allowed |= *image.cgroup_cpuset;
-                if (image.online_cpus) online |= *image.online_cpus;
-                for (const ThreadRecord& t : image.threads)
-                    for (const MaskChange& c : t.masks) seen |= c.cpuset;
-            }
-        Cpuset available = allowed.empty() ? seen : (allowed | seen);
-        // The CPUs the kernel had online bound the node (when the recorder
-        // read them): a mask naming others (an altered log) does not make
-        // the node larger; its CPUs are noted as missing (load_host).
-        if (online.empty()) online = available;
-        available &= online;
-        const ComponentId node = m.add_component(ComponentType::Node, run_.topology, {}, host.name, 0);
-        m.set_attr(node, keys::hostname, std::string_view(host.name));
-        m.set_attr(node, keys::cpuset, available);
-        m.set_attr(node, keys::complete_cpuset, online);
-        m.set_attr(node, keys_->job_restricted, static_cast<std::int64_t>(available == online ? 0 : 1));
-        m.set_attr(node, keys_->topology_source, run_keys::source_cpusets);
-        std::int64_t logical = 0;
-        for (unsigned cpu : available) {
-            Cpuset one;
-            one.set(cpu);
-            const ComponentId core = m.add_component(ComponentType::Core, node, {}, {}, cpu);
-            m.set_attr(core, keys::cpuset, one);
-            m.set_attr(core, keys::logical_index, logical);
-            const ComponentId pu = m.add_component(ComponentType::Thread, core, {}, {}, cpu);
-            m.set_attr(pu, keys::cpuset, one);
-            m.set_attr(pu, keys::logical_index, logical);
-            ++logical;
-        }
-        return node;
-    }
-
     void load_host(HostDir& host) {
         parse_logs(host);
         Clock::time_point start = Clock::now();
-        ComponentId node = graft_topology(host);
-        if (node == kNoComponent) node = fallback_node(host);
+        ComponentId node = resolver_->graft(host);
+        if (node == kNoComponent) {
+            CpusetsSeen seen;
+            for (const LogGroup& g : host.groups)
+                for (const ProcessImage& image : g.images) seen.add(image);
+            node = resolver_->rebuild_from_cpusets(host.name, seen);
+        }
         Model& m = run_.model;
         pu_by_cpu_.clear();
         for (ComponentId pu : m.descendants_of_type(node, ComponentType::Thread)) {
@@ -708,7 +427,7 @@ private:
     // Where the flow was seen running: its CPU at start and at end.
     void add_ran_on(ComponentId flow, int first_cpu, int last_cpu) {
         Model& m = run_.model;
-        if (last_cpu >= 0) m.set_attr(flow, keys_->last_cpu, static_cast<std::int64_t>(last_cpu));
+        if (last_cpu >= 0) m.set(flow, keys_->last_cpu, static_cast<std::int64_t>(last_cpu));
         auto add = [&](int cpu, std::int64_t count) {
             const auto c = static_cast<std::size_t>(cpu);
             if (cpu < 0 || c >= pu_by_cpu_.size() || pu_by_cpu_[c] == kNoComponent) return;
@@ -739,27 +458,27 @@ private:
 
     ComponentId add_flow(ComponentId process, const ThreadRecord& t, std::string_view kind) {
         Model& m = run_.model;
-        const RunKeys& k = *keys_;
+        const RunModelKeys& k = *keys_;
         const ComponentId flow = m.add_component(ComponentType::Flow, process, kind, t.name, t.tid);
-        m.set_attr(flow, k.tid, t.tid);
-        if (t.seq >= 0) m.set_attr(flow, k.seq, t.seq);
-        if (t.creator_tid >= 0) m.set_attr(flow, k.creator_tid, t.creator_tid);
-        if (!t.creator_module.empty()) m.set_attr(flow, k.creator_module, t.creator_module);
-        if (!t.start_module.empty()) m.set_attr(flow, k.start_module, t.start_module);
+        m.set(flow, k.tid, t.tid);
+        if (t.seq >= 0) m.set(flow, k.seq, t.seq);
+        if (t.creator_tid >= 0) m.set(flow, k.creator_tid, t.creator_tid);
+        if (!t.creator_module.empty()) m.set(flow, k.creator_module, t.creator_module);
+        if (!t.start_module.empty()) m.set(flow, k.start_module, t.start_module);
         m.set_attr(flow, keys::start_ns, t.start_t);
         m.set_attr(flow, keys::end_ns, t.end_t);
-        if (!t.end_how.empty()) m.set_attr(flow, k.end_how, std::string_view(t.end_how));
-        if (t.utime_us >= 0) m.set_attr(flow, k.utime, t.utime_us);
-        if (t.stime_us >= 0) m.set_attr(flow, k.stime, t.stime_us);
-        if (t.nvcsw >= 0) m.set_attr(flow, k.nvcsw, t.nvcsw);
-        if (t.nivcsw >= 0) m.set_attr(flow, k.nivcsw, t.nivcsw);
-        if (t.run_delay_ns >= 0) m.set_attr(flow, k.run_delay, t.run_delay_ns);
-        if (t.run_slices >= 0) m.set_attr(flow, k.run_slices, t.run_slices);
-        if (t.cpu_time_at_exit) m.set_attr(flow, k.cpu_time_at_exit, std::int64_t{1});
-        if (t.attr_cpuset) m.set_attr(flow, k.attr_cpuset, *t.attr_cpuset);
+        if (!t.end_how.empty()) m.set(flow, k.end_how, std::string_view(t.end_how));
+        if (t.utime_us >= 0) m.set(flow, k.utime_us, t.utime_us);
+        if (t.stime_us >= 0) m.set(flow, k.stime_us, t.stime_us);
+        if (t.nvcsw >= 0) m.set(flow, k.nvcsw, t.nvcsw);
+        if (t.nivcsw >= 0) m.set(flow, k.nivcsw, t.nivcsw);
+        if (t.run_delay_ns >= 0) m.set(flow, k.run_delay_ns, t.run_delay_ns);
+        if (t.run_slices >= 0) m.set(flow, k.run_slices, t.run_slices);
+        if (t.cpu_time_at_exit) m.set(flow, k.cpu_time_at_exit, std::int64_t{1});
+        if (t.attr_cpuset) m.set(flow, k.attr_cpuset, *t.attr_cpuset);
         if (t.create_t >= 0 && t.creator_cpu_ns >= 0) {
-            m.set_attr(flow, k.create_ns, t.create_t);
-            m.set_attr(flow, k.creator_cpu_ns, t.creator_cpu_ns);
+            m.set(flow, k.create_ns, t.create_t);
+            m.set(flow, k.creator_cpu_ns, t.creator_cpu_ns);
         }
         if (!t.masks.empty()) m.set_attr(flow, keys::cpuset, t.masks.back().cpuset);
         ++run_.stats.flows;
@@ -768,50 +487,50 @@ private:
 
     void add_process(const HostDir& host, ComponentId node, LogGroup& g) {
         Model& m = run_.model;
-        const RunKeys& k = *keys_;
+        const RunModelKeys& k = *keys_;
         std::vector<ProcessImage>& images = g.images;
         const ProcessImage& first = images.front();
         const ProcessImage& last = images.back();
         const bool is_launcher = !last.launcher.empty();
         const ComponentId p = m.add_component(ComponentType::Process, kNoComponent,
-                                              is_launcher ? run_keys::kind_launcher : run_keys::kind_process,
+                                              to_string(is_launcher ? ProcessKind::Launcher : ProcessKind::Process),
                                               base_name(last.exe), last.pid);
         ++run_.stats.processes;
         m.set_attr(p, keys::hostname, std::string_view(host.name));
-        m.set_attr(p, k.pid, last.pid);
-        if (first.ppid >= 0) m.set_attr(p, k.ppid, first.ppid);
+        m.set(p, k.pid, last.pid);
+        if (first.ppid >= 0) m.set(p, k.ppid, first.ppid);
         std::int64_t rank = -1;
         for (const ProcessImage& im : images)
             if (im.rank >= 0 && im.launcher.empty()) rank = im.rank;
-        if (rank >= 0 && !is_launcher) m.set_attr(p, k.rank, rank);
-        if (is_launcher) m.set_attr(p, k.launcher, std::string_view(last.launcher));
-        m.set_attr(p, k.exe, std::string_view(last.exe));
-        m.set_attr(p, k.cmdline, std::string_view(join_command(last.cmdline)));
+        if (rank >= 0 && !is_launcher) m.set(p, k.rank, rank);
+        if (is_launcher) m.set(p, k.launcher, std::string_view(last.launcher));
+        m.set(p, k.exe, std::string_view(last.exe));
+        m.set(p, k.cmdline, std::string_view(join_command(last.cmdline)));
         std::string logs;
         for (const ProcessImage& im : images) logs += (logs.empty() ? "" : " ") + im.file;
-        m.set_attr(p, k.log, std::string_view(logs));
+        m.set(p, k.log_file, std::string_view(logs));
         m.set_attr(p, keys::start_ns, first.start_t);
         m.set_attr(p, keys::end_ns, last.end_t);
-        m.set_attr(p, k.end_how, std::string_view(last.end_how));
-        m.set_attr(p, k.end_known, static_cast<std::int64_t>(last.end_known ? 1 : 0));
-        if (last.exit_status) m.set_attr(p, k.exit_status, *last.exit_status);
-        if (last.utime_us >= 0) m.set_attr(p, k.utime, last.utime_us);
-        if (last.stime_us >= 0) m.set_attr(p, k.stime, last.stime_us);
-        if (last.nvcsw >= 0) m.set_attr(p, k.nvcsw, last.nvcsw);
-        if (last.nivcsw >= 0) m.set_attr(p, k.nivcsw, last.nivcsw);
-        if (last.cgroup_cpuset) m.set_attr(p, k.cgroup_cpuset, *last.cgroup_cpuset);
+        m.set(p, k.end_how, std::string_view(last.end_how));
+        m.set(p, k.end_known, static_cast<std::int64_t>(last.end_known ? 1 : 0));
+        if (last.exit_status) m.set(p, k.exit_status, *last.exit_status);
+        if (last.utime_us >= 0) m.set(p, k.utime_us, last.utime_us);
+        if (last.stime_us >= 0) m.set(p, k.stime_us, last.stime_us);
+        if (last.nvcsw >= 0) m.set(p, k.nvcsw, last.nvcsw);
+        if (last.nivcsw >= 0) m.set(p, k.nivcsw, last.nivcsw);
+        if (last.cgroup_cpuset) m.set(p, k.cgroup_cpuset, *last.cgroup_cpuset);
         if (!last.threads.empty() && last.threads.front().is_main && !last.threads.front().masks.empty())
-            m.set_attr(p, m.key(run_keys::program_start_cpuset), last.threads.front().masks.front().cpuset);
-        if (last.online_cpus) m.set_attr(p, k.online_cpus, *last.online_cpus);
+            m.set(p, k.program_start_cpuset, last.threads.front().masks.front().cpuset);
+        if (last.online_cpus) m.set(p, k.online_cpus, *last.online_cpus);
         for (const auto& [name, value] : last.env)
             m.set_attr(p, m.key(std::string(run_keys::env_prefix) + name), std::string_view(value));
         for (const auto& [name, value] : last.identity)
             m.set_attr(p, m.key(std::string(run_keys::identity_prefix) + name), std::string_view(value));
         for (const ProcessImage& im : images) {
-            if (im.mpi_size >= 0) m.set_attr(p, k.mpi_size, im.mpi_size);
-            if (im.mpi_thread_level >= 0) m.set_attr(p, k.mpi_thread_level, im.mpi_thread_level);
-            if (im.mpi_init_t >= 0) m.set_attr(p, k.mpi_init_ns, im.mpi_init_t);
-            if (im.mpi_finalize_t >= 0) m.set_attr(p, k.mpi_finalize_ns, im.mpi_finalize_t);
+            if (im.mpi_size >= 0) m.set(p, k.mpi_size, im.mpi_size);
+            if (im.mpi_thread_level >= 0) m.set(p, k.mpi_thread_level, im.mpi_thread_level);
+            if (im.mpi_init_t >= 0) m.set(p, k.mpi_init_ns, im.mpi_init_t);
+            if (im.mpi_finalize_t >= 0) m.set(p, k.mpi_finalize_ns, im.mpi_finalize_t);
         }
 
         // The main thread runs through every image: its masks concatenate.
@@ -857,9 +576,9 @@ private:
             main.nivcsw = OtherThreadsTotals::left_of(last.nivcsw, others.nivcsw);
         }
         std::unordered_map<std::int64_t, ComponentId> flow_of_tid;
-        const ComponentId main_flow = add_flow(p, main, run_keys::kind_main);
+        const ComponentId main_flow = add_flow(p, main, to_string(FlowKind::Main));
         flow_of_tid[main.tid] = main_flow;
-        if (derived) m.set_attr(main_flow, k.cpu_time_derived, std::int64_t{1});
+        if (derived) m.set(main_flow, k.cpu_time_derived, std::int64_t{1});
         add_may_run_on(main_flow, intervals_of(main.masks, main.start_t, main.end_t));
         add_ran_on(main_flow, main.first_cpu, main.last_cpu);
 
@@ -869,7 +588,7 @@ private:
         for (ProcessImage& im : images)
             for (ThreadRecord& t : im.threads) {
                 if (t.is_main) continue;
-                const ComponentId f = add_flow(p, t, t.discovered ? run_keys::kind_discovered : run_keys::kind_thread);
+                const ComponentId f = add_flow(p, t, to_string(t.discovered ? FlowKind::Discovered : FlowKind::Thread));
                 add_may_run_on(f, intervals_of(t.masks, t.start_t, t.end_t));
                 add_ran_on(f, t.first_cpu, t.last_cpu);
                 flow_of_tid[t.tid] = f;
@@ -886,8 +605,7 @@ private:
                    const std::vector<ProcessImage>& images,
                    const std::unordered_map<std::int64_t, ComponentId>& flow_of_tid) {
         Model& m = run_.model;
-        const DataPathType type = m.datapath_type(run_keys::waited_for);
-        const AttrKey cpu_key = m.key(run_keys::wait_cpu_ns);
+        const DataPathType type = *keys_->waited_for;
         // Threads by handle, built on the first wait that needs it.
         std::unordered_map<std::string_view, std::vector<const ThreadRecord*>> by_handle;
         auto target_of = [&](const WaitRecord& w) -> ComponentId {
@@ -911,7 +629,7 @@ private:
                 const DataPathId dp = m.add_datapath(waiter, target_of(w), type);
                 m.set_attr(dp, keys::start_ns, w.begin_t);
                 m.set_attr(dp, keys::end_ns, w.end_t);
-                if (w.cpu_ns >= 0) m.set_attr(dp, cpu_key, w.cpu_ns);
+                if (w.cpu_ns >= 0) m.set(dp, keys_->wait_cpu_ns, w.cpu_ns);
             }
         };
         for (const auto& [record, flow] : waiters) add(flow, *record);
@@ -923,8 +641,7 @@ private:
                      const std::unordered_map<std::int64_t, ComponentId>& flow_of_tid) {
         if (host.sample_files.empty()) return;
         for (const ProcessImage& im : images) {
-            const std::string stem = im.file.substr(0, im.file.size() - std::string_view(".jsonl").size());
-            const std::string relative = stem + ".samples.jsonl";
+            const std::string relative = samples_file_of(im.file);
             if (!host.sample_files.count(relative)) continue;
             const fs::path path = fs::path(out_) / relative;
             Result<SampleSummary> summary = read_sample_summary(path.string());
@@ -947,9 +664,8 @@ private:
     LoadedRun run_;
     std::vector<HostDir> hosts_;
     std::uintmax_t log_bytes_ = 0;
-    std::vector<std::string> unreadable_hosts_;  // "'OUT/n01' cannot be read (Permission denied)"
-    std::optional<RunKeys> keys_;
-    std::unordered_map<std::string, std::optional<Model>> topology_cache_;
+    const RunModelKeys* keys_ = nullptr;  // the run model's keys, interned once
+    std::optional<TopologyResolver> resolver_;
     std::vector<ComponentId> pu_by_cpu_;
     Cpuset missing_cpus_;
 };

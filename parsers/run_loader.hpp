@@ -1,5 +1,5 @@
 // Loading a whole recorded run (the directory `stacksage run` wrote) into one
-// merged Model: see run_model_keys.hpp for its shape.
+// merged Model: see core/run_model_schema.hpp for its shape.
 //
 //   OUT/run.json                   what was run (optional: its absence is noted)
 //   OUT/<host>/topology.xml        the node's hwloc topology (optional: without it

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/formats/launcher_environment.hpp"
 #include "preload/text.hpp"
 
 namespace stacksage::preload {
@@ -59,9 +60,7 @@ bool is_identity_variable(const char* name, std::size_t len) {
 }
 
 long rank_from_environment() {
-    static const char* const kOrder[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
-                                         "FLUX_TASK_RANK", "SLURM_PROCID"};
-    for (const char* name : kOrder) {
+    for (const char* name : formats::kRankVariables) {
         const char* v = std::getenv(name);
         if (v == nullptr || *v == '\0') continue;
         std::uint64_t r = 0;

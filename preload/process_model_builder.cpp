@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "core/run_model_schema.hpp"
 #include "parsers/process_log.hpp"
-#include "parsers/run_model_keys.hpp"
 
 namespace stacksage::preload {
 

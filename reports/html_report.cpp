@@ -1,17 +1,15 @@
 #include "reports/html_report.hpp"
 
-#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <map>
 #include <unordered_map>
 
 #include "analysis/activity.hpp"
 #include "analysis/memory_heatmap.hpp"
 #include "analysis/run_view.hpp"
-#include "parsers/memory_access_paths.hpp"
-#include "parsers/run_model_keys.hpp"
+#include "core/run_model_schema.hpp"
+#include "reports/analysis_json.hpp"
 #include "reports/html_report_page.hpp"
 
 namespace stacksage {
@@ -19,8 +17,6 @@ namespace stacksage {
 namespace {
 
 using json = nlohmann::json;
-
-json rank_json(std::int64_t rank) { return rank >= 0 ? json(rank) : json(nullptr); }
 
 std::string human_bytes(std::int64_t bytes) {
     static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -145,186 +141,138 @@ private:
     std::unordered_map<std::uint32_t, std::size_t>& pu_index_;
 };
 
-// Findings whose resources the page colours as over-subscribed in the
-// "flows allowed" mode: the checks' verdict, not the page's.
-bool marks_oversubscription(const Finding& f) {
-    return f.severity != Severity::Info &&
-           (f.code == "overloaded-resources" || f.code == "overloaded-reservation" || f.code == "runtime-contention");
-}
-
-json finding_json(const Finding& f) {
-    json flows = json::array();
-    for (const FlowRef& r : f.flows)
-        flows.push_back({{"host", r.host}, {"rank", rank_json(r.rank)}, {"pid", r.pid}, {"tid", r.tid}, {"runtime", r.runtime}});
-    return {{"code", f.code},         {"severity", std::string(to_string(f.severity))},
-            {"check", f.check},       {"node", f.node},
-            {"resources", f.resources.to_list_string()},
-            {"message", f.message},   {"detail", f.detail},
-            {"suggestion", f.suggestion}, {"flows", std::move(flows)},
-            {"flow_count", f.flow_count}};
-}
-
 std::string_view string_attr(const Model& m, ComponentId id, std::string_view key) {
     const auto k = m.find_key(key);
     if (!k) return {};
     return m.get_string(id, *k).value_or(std::string_view{});
 }
 
-}  // namespace
+// A node as the page draws it: its boxes, and its PUs in drawing order.
+struct DrawnNode {
+    std::vector<std::int64_t> pus;                               // os index of each PU, in page order
+    std::unordered_map<std::uint32_t, std::size_t> pu_index;     // PU component -> page index
+    std::unordered_map<std::int64_t, std::size_t> pu_by_os;      // os index -> page index (first PU with it)
+};
 
-nlohmann::json html_report_data(const ReportData& data, const Model& model) {
-    const AnalysisResult& a = *data.analysis;
-    const RunView view = build_run_view(model);
-    // The heatmaps the analysis built; the flows and runtimes as the analysis views them.
-    const std::vector<NodeMemoryHeatmap>& heatmaps = a.memory;
-    const auto cpu_time_key = model.find_key(memory_access_keys::cpu_time_ns);
+json run_json(const ReportData& data, const AnalysisResult& a) {
+    return {{"name", a.run_name},
+            {"directory", data.directory},
+            {"command", a.run_command},
+            {"launcher", std::string(to_string(a.launcher.kind))}};
+}
 
-    json doc;
-    doc["schema"] = "stacksage-html-report";
-    doc["version"] = kHtmlReportDataVersion;
-    doc["run"] = {{"name", a.run_name},
-                  {"directory", data.directory},
-                  {"command", a.run_command},
-                  {"launcher", std::string(to_string(a.launcher.kind))}};
-    doc["summary"] = {{"errors", a.count(Severity::Error)},
-                      {"warnings", a.count(Severity::Warning)},
-                      {"infos", a.count(Severity::Info)},
-                      {"logs", data.logs},
-                      {"logs_skipped", data.logs_skipped}};
+json summary_json(const ReportData& data, const AnalysisResult& a) {
+    return {{"errors", a.count(Severity::Error)},
+            {"warnings", a.count(Severity::Warning)},
+            {"infos", a.count(Severity::Info)},
+            {"logs", data.logs},
+            {"logs_skipped", data.logs_skipped}};
+}
 
-    // Runtimes of the run view, by index.
+json runtimes_json(const RunView& view) {
     json runtimes = json::array();
     for (const RuntimeName& r : view.runtimes) runtimes.push_back({{"name", r.name}, {"family", std::string(to_string(r.family))}});
-    doc["runtimes"] = std::move(runtimes);
+    return runtimes;
+}
 
-    // Nodes: summaries from the analysis, boxes and per-PU figures from the model.
-    std::map<std::string, std::size_t, std::less<>> node_of_host;
-    json nodes = json::array();
-    std::vector<std::unordered_map<std::uint32_t, std::size_t>> pu_maps;
-    std::vector<std::unordered_map<std::int64_t, std::size_t>> pu_by_os;
-    for (const NodeView& nv : view.nodes) {
-        const std::string host(nv.host);
-        node_of_host.emplace(host, nodes.size());
-        std::vector<std::int64_t> pus;
-        std::unordered_map<std::uint32_t, std::size_t> pu_index;
-        BoxBuilder builder(model, pus, pu_index);
-        json node;
-        node["host"] = host;
-        node["boxes"] = nv.id != kNoComponent && model.is_alive(nv.id) ? builder.children_of(nv.id) : json::array();
-        node["pus"] = pus;
-        node["available"] = nv.available.to_list_string();
-        node["topology"] = std::string(nv.topology_source);
-        for (const NodeSummary& s : a.nodes)
-            if (s.host == host) {
-                node["cores_available"] = s.cores_available;
-                node["cpus_available"] = s.cpus_available;
-                node["cpus_total"] = s.cpus_total;
-                node["smt"] = s.smt;
-                node["job_restricted"] = s.job_restricted;
-                node["processes"] = s.processes.size();
-                node["threads"] = s.threads;
-                node["service_threads"] = s.service_threads;
-            }
-        std::unordered_map<std::int64_t, std::size_t> by_os;
-        for (std::size_t i = 0; i < pus.size(); ++i) by_os.emplace(pus[i], i);
-        pu_maps.push_back(std::move(pu_index));
-        pu_by_os.push_back(std::move(by_os));
-        nodes.push_back(std::move(node));
+// The node's summary (analysis) and its boxes (model); fills `drawn`.
+json node_json(const Model& model, const NodeView& nv, const NodeSummary& summary, DrawnNode& drawn) {
+    BoxBuilder builder(model, drawn.pus, drawn.pu_index);
+    json node = node_summary_to_json(summary);
+    node["boxes"] = nv.id != kNoComponent && model.is_alive(nv.id) ? builder.children_of(nv.id) : json::array();
+    node["pus"] = drawn.pus;
+    node["processes"] = summary.processes.size();
+    node["worst"] = summary.worst_severity ? std::string(to_string(*summary.worst_severity)) : std::string("none");
+    for (std::size_t i = 0; i < drawn.pus.size(); ++i) drawn.pu_by_os.emplace(drawn.pus[i], i);
+    return node;
+}
+
+// Per PU in page order: the flows allowed there and the CPU time spent
+// there, as the analysis counted them, and the over-subscribed CPUs.
+void add_pu_usage(json& node, const PuUsage& usage, const NodeSummary& summary, const DrawnNode& drawn) {
+    const std::size_t count = drawn.pus.size();
+    std::vector<std::uint32_t> active(count, 0), service(count, 0);
+    std::vector<double> measured_ms(count, 0), estimated_ms(count, 0);
+    for (const auto& [cpu, u] : usage.by_cpu) {
+        const auto it = drawn.pu_by_os.find(cpu);
+        if (it == drawn.pu_by_os.end()) continue;
+        active[it->second] = u.active_flows;
+        service[it->second] = u.service_flows;
+        estimated_ms[it->second] = u.estimated_ms;
     }
-
-    // Per PU: flows whose placement allows it (active and service apart), CPU time.
-    for (std::size_t n = 0; n < view.nodes.size(); ++n) {
-        const std::size_t count = nodes[n]["pus"].size();
-        std::vector<std::uint32_t> active(count, 0), service(count, 0);
-        std::vector<double> measured_ms(count, 0), estimated_ms(count, 0);
-        bool have_measured = false;
-        for (std::uint32_t p : view.nodes[n].processes)
-            for (std::uint32_t fi : view.processes[p].flows) {
-                const FlowView& f = view.flows[fi];
-                const unsigned k = f.placement.count();
-                for (unsigned cpu : f.placement) {
-                    const auto it = pu_by_os[n].find(cpu);
-                    if (it == pu_by_os[n].end()) continue;
-                    (f.service ? service : active)[it->second]++;
-                    if (f.cpu_time_us > 0 && k > 0) estimated_ms[it->second] += f.cpu_time_us / 1000.0 / k;
-                }
-                if (cpu_time_key)
-                    for (DataPathId dp : model.datapaths(f.id, DataPathType::RanOn, Direction::Out)) {
-                        const auto ns = model.get_int(dp, *cpu_time_key);
-                        const auto it = pu_maps[n].find(index_of(model.target(dp)));
-                        if (!ns || it == pu_maps[n].end()) continue;
-                        measured_ms[it->second] += *ns / 1e6;
-                        have_measured = true;
-                    }
-            }
-        json& node = nodes[n];
-        node["allowed_active"] = active;
-        node["allowed_service"] = service;
-        std::vector<double>& ms = have_measured ? measured_ms : estimated_ms;
-        for (double& v : ms) v = std::round(v * 1000) / 1000;
-        node["cpu_ms"] = ms;
-        node["cpu_source"] = have_measured ? "cpu-clock samples" : "flows' CPU time spread over their affinity";
-        Cpuset over;
-        for (const Finding& f : a.findings)
-            if (f.node == view.nodes[n].host && marks_oversubscription(f)) over |= f.resources;
-        node["oversubscribed"] = over.to_list_string();
+    bool have_measured = false;
+    for (const auto& [pu, ms] : usage.measured_ms) {
+        const auto it = drawn.pu_index.find(pu);
+        if (it == drawn.pu_index.end()) continue;
+        measured_ms[it->second] = ms;
+        have_measured = true;
     }
+    node["allowed_active"] = active;
+    node["allowed_service"] = service;
+    std::vector<double>& ms = have_measured ? measured_ms : estimated_ms;
+    for (double& v : ms) v = std::round(v * 1000) / 1000;
+    node["cpu_ms"] = ms;
+    node["cpu_source"] = have_measured ? "cpu-clock samples" : "flows' CPU time spread over their affinity";
+    node["oversubscribed"] = summary.oversubscribed.to_list_string();
+}
 
-    // Memory heatmaps, per PU in this page's PU order.
-    for (const NodeMemoryHeatmap& h : heatmaps) {
-        const auto at = node_of_host.find(h.host);
-        if (at == node_of_host.end()) continue;
-        const std::size_t n = at->second;
-        const std::size_t count = nodes[n]["pus"].size();
-        auto remap = [&](const std::vector<std::uint64_t>& per_pu) {
-            std::vector<std::uint64_t> out(count, 0);
-            for (std::size_t i = 0; i < per_pu.size() && i < h.pu_os.size(); ++i) {
-                const auto it = pu_by_os[n].find(h.pu_os[i]);
-                if (it != pu_by_os[n].end()) out[it->second] += per_pu[i];
-            }
-            return out;
-        };
-        json levels = json::array();
-        for (const HeatmapLevel& l : h.levels)
-            levels.push_back({{"level", l.level},
-                              {"samples", l.samples},
-                              {"share", std::round(l.share * 10000) / 10000},
-                              {"remote", l.remote},
-                              {"mean_latency", l.mean_latency >= 0 ? json(std::round(l.mean_latency * 10) / 10) : json(nullptr)},
-                              {"per_pu", remap(l.per_pu)}});
-        if (h.first_touch_samples > 0)
-            levels.push_back({{"level", "first_touch"},
-                              {"samples", h.first_touch_samples},
-                              {"share", nullptr},
-                              {"remote", h.first_touch_remote},
-                              {"mean_latency", nullptr},
-                              {"per_pu", remap(h.first_touch_per_pu)}});
-        nodes[n]["memory"] = {{"backends", h.backends}, {"access_samples", h.access_samples}, {"levels", std::move(levels)}};
-    }
-
-    // Worst finding per node (run-wide findings count for every node).
-    for (json& node : nodes) node["worst"] = "none";
-    auto worse = [](const std::string& a, std::string_view b) {
-        static const std::vector<std::string_view> order = {"none", "info", "warning", "error"};
-        return std::find(order.begin(), order.end(), b) > std::find(order.begin(), order.end(), a);
+// The node's memory heatmap, per PU in page order.
+json memory_json(const NodeMemoryHeatmap& h, const DrawnNode& drawn) {
+    const std::size_t count = drawn.pus.size();
+    auto remap = [&](const std::vector<std::uint64_t>& per_pu) {
+        std::vector<std::uint64_t> out(count, 0);
+        for (std::size_t i = 0; i < per_pu.size() && i < h.pu_os.size(); ++i) {
+            const auto it = drawn.pu_by_os.find(h.pu_os[i]);
+            if (it != drawn.pu_by_os.end()) out[it->second] += per_pu[i];
+        }
+        return out;
     };
-    for (const Finding& f : a.findings) {
-        const std::string_view sev = to_string(f.severity);
-        for (std::size_t n = 0; n < view.nodes.size(); ++n)
-            if ((f.node.empty() || f.node == view.nodes[n].host) && worse(nodes[n]["worst"].get<std::string>(), sev))
-                nodes[n]["worst"] = std::string(sev);
+    json levels = json::array();
+    for (const HeatmapLevel& l : h.levels)
+        levels.push_back({{"level", l.level},
+                          {"samples", l.samples},
+                          {"share", std::round(l.share * 10000) / 10000},
+                          {"remote", l.remote},
+                          {"mean_latency", l.mean_latency >= 0 ? json(std::round(l.mean_latency * 10) / 10) : json(nullptr)},
+                          {"per_pu", remap(l.per_pu)}});
+    if (h.first_touch_samples > 0)
+        levels.push_back({{"level", "first_touch"},
+                          {"samples", h.first_touch_samples},
+                          {"share", nullptr},
+                          {"remote", h.first_touch_remote},
+                          {"mean_latency", nullptr},
+                          {"per_pu", remap(h.first_touch_per_pu)}});
+    return {{"backends", h.backends}, {"access_samples", h.access_samples}, {"levels", std::move(levels)}};
+}
+
+json nodes_json(const AnalysisResult& a, const Model& model) {
+    const RunView& view = a.view;
+    json nodes = json::array();
+    std::vector<DrawnNode> drawn(view.nodes.size());
+    for (std::size_t n = 0; n < view.nodes.size(); ++n) {
+        nodes.push_back(node_json(model, view.nodes[n], a.nodes[n], drawn[n]));
+        add_pu_usage(nodes[n], a.pu_usage[n], a.nodes[n], drawn[n]);
     }
-    doc["nodes"] = std::move(nodes);
+    for (const NodeMemoryHeatmap& h : a.memory)
+        for (std::size_t n = 0; n < view.nodes.size(); ++n)
+            if (view.nodes[n].host == h.host) {
+                nodes[n]["memory"] = memory_json(h, drawn[n]);
+                break;
+            }
+    return nodes;
+}
 
+json findings_json(const AnalysisResult& a) {
     json findings = json::array();
-    for (const Finding& f : a.findings) findings.push_back(finding_json(f));
-    doc["findings"] = std::move(findings);
+    for (const Finding& f : a.findings) findings.push_back(finding_to_json(f, FindingJsonShape::Page));
+    return findings;
+}
 
-    // Processes, then flows as rows (columns named in "flow_columns").
+json processes_json(const RunView& view, const Model& model) {
     json processes = json::array();
     for (const ProcessView& p : view.processes)
         processes.push_back({{"node", p.node},
-                             {"rank", rank_json(p.rank)},
+                             {"rank", rank_to_json(p.rank)},
                              {"pid", p.pid},
                              {"name", std::string(p.name)},
                              {"cmdline", std::string(string_attr(model, p.id, run_keys::cmdline))},
@@ -332,8 +280,13 @@ nlohmann::json html_report_data(const ReportData& data, const Model& model) {
                              {"end", std::string(p.end_how)},
                              {"start_ns", p.start_ns},
                              {"end_ns", p.end_ns}});
-    doc["processes"] = std::move(processes);
-    doc["flow_columns"] = {"process", "tid", "name", "runtime", "kind", "start_ns", "end_ns", "cpu_us", "state", "cpuset", "affinity"};
+    return processes;
+}
+
+// Flows as rows, in the order of kFlowColumns.
+const char* const kFlowColumns[] = {"process", "tid", "name", "runtime", "kind", "start_ns", "end_ns", "cpu_us", "state", "cpuset", "affinity"};
+
+json flows_json(const RunView& view) {
     json flows = json::array();
     for (const FlowView& f : view.flows) {
         json intervals = json::array();
@@ -341,13 +294,33 @@ nlohmann::json html_report_data(const ReportData& data, const Model& model) {
         flows.push_back({f.process, f.tid, std::string(f.name), f.runtime, std::string(f.kind), f.start_ns, f.end_ns,
                          f.cpu_time_us, std::string(activity_state(f)), f.placement.to_list_string(), std::move(intervals)});
     }
-    doc["flows"] = std::move(flows);
+    return flows;
+}
 
-    json notes = json::array();
-    if (data.notes)
-        for (const LoadNote& n : *data.notes)
-            notes.push_back({{"level", std::string(to_string(n.level))}, {"file", n.file}, {"message", n.message}});
-    doc["notes"] = std::move(notes);
+json notes_json(const std::vector<LoadNote>* notes) {
+    json out = json::array();
+    if (notes)
+        for (const LoadNote& n : *notes)
+            out.push_back({{"level", std::string(to_string(n.level))}, {"file", n.file}, {"message", n.message}});
+    return out;
+}
+
+}  // namespace
+
+nlohmann::json html_report_data(const ReportData& data, const Model& model) {
+    const AnalysisResult& a = *data.analysis;
+    json doc;
+    doc["schema"] = "stacksage-html-report";
+    doc["version"] = kHtmlReportDataVersion;
+    doc["run"] = run_json(data, a);
+    doc["summary"] = summary_json(data, a);
+    doc["runtimes"] = runtimes_json(a.view);
+    doc["nodes"] = nodes_json(a, model);
+    doc["findings"] = findings_json(a);
+    doc["processes"] = processes_json(a.view, model);
+    doc["flow_columns"] = kFlowColumns;
+    doc["flows"] = flows_json(a.view);
+    doc["notes"] = notes_json(data.notes);
     return doc;
 }
 

@@ -1,6 +1,6 @@
-// The page around the data: inline CSS and the JavaScript that renders it
-// (reports/html_report_page.cpp). Kept apart from the data builder so the
-// page's code reads as one piece.
+// The page around the data: the markup, with the CSS and the JavaScript that
+// renders it inlined (reports/html/report.css and report.js, embedded at
+// build time). Kept apart from the data builder so the page reads as one piece.
 #pragma once
 
 #include <string>

@@ -1,47 +1,8 @@
 #include "reports/json_report.hpp"
+#include "reports/analysis_json.hpp"
 #include "reports/memory_heatmap_json.hpp"
 
 namespace stacksage {
-
-namespace {
-
-nlohmann::json rank_json(std::int64_t rank) { return rank >= 0 ? nlohmann::json(rank) : nlohmann::json(nullptr); }
-
-nlohmann::json finding_json(const Finding& f) {
-    nlohmann::json j;
-    j["code"] = f.code;
-    j["severity"] = std::string(to_string(f.severity));
-    j["check"] = f.check;
-    j["node"] = f.node.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.node);
-    j["resources"] = f.resources.to_list_string();
-    j["message"] = f.message;
-    j["detail"] = f.detail;
-    j["suggestion"] = f.suggestion;
-    if (f.remedy.empty()) {
-        j["remedy"] = nullptr;
-    } else {
-        nlohmann::json env = nlohmann::json::object();
-        for (const auto& [name, value] : f.remedy.env) env[name] = value;
-        auto count = [](std::int64_t n) { return n < 0 ? nlohmann::json(nullptr) : nlohmann::json(n); };
-        j["remedy"] = {{"processes_per_node", count(f.remedy.processes_per_node)},
-                       {"threads_per_process", count(f.remedy.threads_per_process)},
-                       {"cores_per_process", count(f.remedy.cores_per_process)},
-                       {"launcher", f.remedy.launcher.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.remedy.launcher)},
-                       {"launcher_options", f.remedy.launcher_options},
-                       {"env", std::move(env)}};
-    }
-    j["flow_count"] = f.flow_count;
-    nlohmann::json flows = nlohmann::json::array();
-    for (const FlowRef& r : f.flows)
-        flows.push_back({{"host", r.host}, {"rank", rank_json(r.rank)}, {"pid", r.pid}, {"tid", r.tid}, {"runtime", r.runtime}});
-    j["flows"] = std::move(flows);
-    nlohmann::json figures = nlohmann::json::object();
-    for (const auto& [name, value] : f.figures) figures[name] = value;
-    j["figures"] = std::move(figures);
-    return j;
-}
-
-}  // namespace
 
 nlohmann::json report_to_json(const ReportData& data) {
     const AnalysisResult& a = *data.analysis;
@@ -72,17 +33,7 @@ nlohmann::json report_to_json(const ReportData& data) {
                       {"logs_skipped", data.logs_skipped}};
     nlohmann::json nodes = nlohmann::json::array();
     for (const NodeSummary& n : a.nodes) {
-        nlohmann::json j;
-        j["host"] = n.host;
-        j["cores_available"] = n.cores_available;
-        j["cpus_available"] = n.cpus_available;
-        j["cpus_total"] = n.cpus_total;
-        j["available"] = n.available.to_list_string();
-        j["job_restricted"] = n.job_restricted;
-        j["smt"] = n.smt;
-        j["topology"] = n.topology_source;
-        j["threads"] = n.threads;
-        j["service_threads"] = n.service_threads;
+        nlohmann::json j = node_summary_to_json(n);
         nlohmann::json procs = nlohmann::json::array();
         for (std::size_t i : n.processes) {
             const ProcessSummary& p = a.processes[i];
@@ -92,7 +43,7 @@ nlohmann::json report_to_json(const ReportData& data) {
                                     {"family", std::string(to_string(r.family))},
                                     {"flows", r.flows},
                                     {"active", r.active}});
-            procs.push_back({{"rank", rank_json(p.rank)},
+            procs.push_back({{"rank", rank_to_json(p.rank)},
                              {"pid", p.pid},
                              {"name", p.name},
                              {"threads", p.threads},
@@ -114,7 +65,7 @@ nlohmann::json report_to_json(const ReportData& data) {
     }
     doc["nodes"] = std::move(nodes);
     nlohmann::json findings = nlohmann::json::array();
-    for (const Finding& f : a.findings) findings.push_back(finding_json(f));
+    for (const Finding& f : a.findings) findings.push_back(finding_to_json(f));
     doc["findings"] = std::move(findings);
     doc["memory"] = memory_heatmaps_to_json(a.memory);
     nlohmann::json ns = nlohmann::json::array();

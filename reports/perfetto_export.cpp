@@ -3,13 +3,13 @@
 #include <limits>
 
 #include "analysis/activity.hpp"
-#include "analysis/run_view.hpp"
+#include "analysis/analyzer.hpp"
 
 namespace stacksage {
 
-nlohmann::json perfetto_trace(const Model& model) {
+nlohmann::json perfetto_trace(const AnalysisResult& analysis) {
     using json = nlohmann::json;
-    const RunView view = build_run_view(model);
+    const RunView& view = analysis.view;
     // Each host's origin: its first process or flow start.
     std::vector<std::int64_t> origin(view.nodes.size(), std::numeric_limits<std::int64_t>::max());
     for (const ProcessView& p : view.processes) {

@@ -10,15 +10,15 @@
 //    new and the previous cpuset.
 // Times are microseconds from each host's first recorded event: hosts'
 // monotonic clocks are not comparable, their starts are aligned.
+// The flows, their states and runtimes are the analysis' view of them.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
-#include "core/model.hpp"
-#include "reports/report_data.hpp"
+#include "analysis/analyzer.hpp"
 
 namespace stacksage {
 
-nlohmann::json perfetto_trace(const Model& model);
+nlohmann::json perfetto_trace(const AnalysisResult& analysis);
 
 }  // namespace stacksage

@@ -28,7 +28,7 @@ Cpuset cpus(const char* list) { return *Cpuset::parse_list(list); }
 
 const Finding* find(const std::vector<Finding>& v, std::string_view code) {
     for (const Finding& f : v)
-        if (f.code == code) return &f;
+        if (to_string(f.code) == code) return &f;
     return nullptr;
 }
 }  // namespace
@@ -266,7 +266,7 @@ TEST(TemporalStacking, RuntimesOneAfterTheOtherAreTemporallyIndependent) {
     b.add_flow(p, {.tid = 103, .creator_module = kMkl, .cpus = cpus("0-1"), .start_ns = 3'000'000'000, .end_ns = 4'000'000'000});
     const auto findings = check_temporal_stacking(build_run_view(b.model()));
     ASSERT_EQ(findings.size(), 1u);
-    EXPECT_EQ(findings[0].code, "runtime-stacking");
+    EXPECT_EQ(findings[0].code, FindingCode::RuntimeStacking);
     EXPECT_NE(findings[0].message.find("spatially concurrent, temporally independent"), std::string::npos)
         << findings[0].message;
 }

@@ -757,6 +757,35 @@ const ProcessLog* log_of_image(const std::vector<ProcessLog>& logs, int pid, int
     return nullptr;
 }
 
+// Runs `fault_cases threads 20` with its output in `out` and checks what a
+// hostile file in the run directory must never change: the application ends
+// on time with its own status, nothing of ours reaches its stderr, and its
+// one log is whole, with the model written. Returns the model event (null
+// after a failure, which is already reported).
+nlohmann::json expect_a_timely_whole_run(const fs::path& out) {
+    Spawned app({example("fault_cases"), "threads", "20"}, out);
+    const auto start = std::chrono::steady_clock::now();
+    RunResult r = app.finish(std::chrono::seconds(20));
+    const auto took = std::chrono::steady_clock::now() - start;
+    EXPECT_EQ(r.exit_code(), 6) << r.err;
+    EXPECT_LT(took, std::chrono::seconds(10));
+    EXPECT_TRUE(recorder_messages(r.err).empty()) << r.err;
+    auto logs = read_logs(out);
+    if (logs.size() != 1u) {
+        ADD_FAILURE() << logs.size() << " logs instead of 1";
+        return nullptr;
+    }
+    expect_well_formed(logs[0]);
+    expect_complete(logs[0]);
+    auto model = logs[0].first("model");
+    if (!model) {
+        ADD_FAILURE() << "no model event";
+        return nullptr;
+    }
+    EXPECT_TRUE((*model)["ok"].get<bool>()) << model->dump();
+    return *model;
+}
+
 // A FIFO where the node's topology snapshot goes: opening it for reading
 // waited for a writer that never came, and the application hung at exit
 // (in the model writer). Now the snapshot is opened without blocking and
@@ -766,20 +795,7 @@ TEST(PreloadFaults, FifoAtTheTopologySnapshotDoesNotHangTheApplication) {
     const fs::path host = out.path() / host_dir_name();
     fs::create_directory(host);
     ASSERT_EQ(::mkfifo((host / "topology.snap").c_str(), 0644), 0);
-    Spawned app({example("fault_cases"), "threads", "20"}, out.path());
-    const auto start = std::chrono::steady_clock::now();
-    RunResult r = app.finish(std::chrono::seconds(20));
-    const auto took = std::chrono::steady_clock::now() - start;
-    ASSERT_EQ(r.exit_code(), 6) << r.err;
-    EXPECT_LT(took, std::chrono::seconds(10));
-    EXPECT_TRUE(recorder_messages(r.err).empty()) << r.err;
-    auto logs = read_logs(out.path());
-    ASSERT_EQ(logs.size(), 1u);
-    expect_well_formed(logs[0]);
-    expect_complete(logs[0]);
-    auto model = logs[0].first("model");
-    ASSERT_TRUE(model);
-    EXPECT_TRUE((*model)["ok"].get<bool>()) << model->dump();
+    expect_a_timely_whole_run(out.path());
 }
 
 // Another process holds the lock that serialises publishing the snapshot
@@ -794,22 +810,10 @@ TEST(PreloadFaults, TopologySnapshotLockHeldElsewhereDoesNotHangTheApplication) 
     const int lock_fd = ::open((host / "topology.snap.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     ASSERT_GE(lock_fd, 0);
     ASSERT_EQ(::flock(lock_fd, LOCK_EX), 0);
-    Spawned app({example("fault_cases"), "threads", "20"}, out.path());
-    const auto start = std::chrono::steady_clock::now();
-    RunResult r = app.finish(std::chrono::seconds(20));
-    const auto took = std::chrono::steady_clock::now() - start;
+    const nlohmann::json model = expect_a_timely_whole_run(out.path());
     ::close(lock_fd);
-    ASSERT_EQ(r.exit_code(), 6) << r.err;
-    EXPECT_LT(took, std::chrono::seconds(10));
-    EXPECT_TRUE(recorder_messages(r.err).empty()) << r.err;
-    auto logs = read_logs(out.path());
-    ASSERT_EQ(logs.size(), 1u);
-    expect_well_formed(logs[0]);
-    expect_complete(logs[0]);
-    auto model = logs[0].first("model");
-    ASSERT_TRUE(model);
-    EXPECT_TRUE((*model)["ok"].get<bool>()) << model->dump();
-    EXPECT_NE(model->value("note", "").find("topology.snap.lock"), std::string::npos) << model->dump();
+    ASSERT_TRUE(model.is_object());
+    EXPECT_NE(model.value("note", "").find("topology.snap.lock"), std::string::npos) << model.dump();
     EXPECT_FALSE(fs::exists(host / "topology.snap"));
 }
 

@@ -9,11 +9,11 @@
 #include <fmt/format.h>
 
 #include "analysis/analyzer.hpp"
+#include "core/run_model_schema.hpp"
 #include "core/snapshot.hpp"
 #include "parsers/hwloc_loader.hpp"
 #include "parsers/run_census.hpp"
 #include "parsers/run_loader.hpp"
-#include "parsers/run_model_keys.hpp"
 #include "reports/perfetto_export.hpp"
 #include "reports/text_report.hpp"
 #include "tests/support/synthetic_run.hpp"
@@ -111,10 +111,10 @@ TEST(RunLoader, BuildsOneModelWithNodesProcessesFlowsAndPaths) {
     ASSERT_EQ(processes.size(), 3u);
     // Ranks first, then the others; the launcher is marked.
     EXPECT_EQ(*m.get_int(processes[0], *m.find_key(run_keys::rank)), 0);
-    EXPECT_EQ(m.kind(processes[1]), run_keys::kind_launcher);
+    EXPECT_EQ(m.kind(processes[1]), to_string(ProcessKind::Launcher));
     const auto flows = m.children(processes[0]);
     ASSERT_EQ(flows.size(), 3u);
-    EXPECT_EQ(m.kind(flows[0]), run_keys::kind_main);
+    EXPECT_EQ(m.kind(flows[0]), to_string(FlowKind::Main));
     // The bound thread has two intervals: on CPUs 0-1, then on CPU 1 alone.
     std::size_t paths = 0;
     for (DataPathId dp : m.datapaths(flows[1], DataPathType::MayRunOn, Direction::Out)) {
@@ -161,8 +161,8 @@ TEST(RunLoader, StarvedThreadsAreLoadNotServiceFlows) {
     EXPECT_EQ(a.nodes[0].service_threads, 1u);
     const Finding* overloaded = nullptr;
     for (const Finding& f : a.findings) {
-        EXPECT_NE(f.code, "idle-resources") << f.message;
-        if (f.code == "overloaded-resources") overloaded = &f;
+        EXPECT_NE(f.code, FindingCode::IdleResources) << f.message;
+        if (f.code == FindingCode::OverloadedResources) overloaded = &f;
     }
     ASSERT_NE(overloaded, nullptr);
     const auto starved = std::find_if(overloaded->figures.begin(), overloaded->figures.end(),
@@ -173,7 +173,7 @@ TEST(RunLoader, StarvedThreadsAreLoadNotServiceFlows) {
         << overloaded->detail;
     // The trace shows each worker's state.
     std::size_t starved_tracks = 0;
-    const nlohmann::json trace = perfetto_trace(r.model);
+    const nlohmann::json trace = perfetto_trace(a);
     for (const auto& e : trace["traceEvents"])
         if (e["ph"] == "X" && e["args"]["state"] == "starved") ++starved_tracks;
     EXPECT_EQ(starved_tracks, 32u);
@@ -214,8 +214,8 @@ TEST(RunLoader, TheWaitForACpuReachesTheModelAndDecides) {
     EXPECT_EQ(a.nodes[0].service_threads, 1u);
     std::int64_t starved = -1;
     for (const Finding& f : a.findings) {
-        EXPECT_NE(f.code, "idle-resources") << f.message;
-        if (f.code == "overloaded-resources")
+        EXPECT_NE(f.code, FindingCode::IdleResources) << f.message;
+        if (f.code == FindingCode::OverloadedResources)
             for (const auto& [name, value] : f.figures)
                 if (name == "starved_threads") starved = value;
     }
@@ -253,7 +253,7 @@ TEST(RunLoader, AnIdleOpenMpPoolAliveAtExitIsServiceNotLoad) {
         const AnalysisResult a = analyze(r.model);
         ASSERT_EQ(a.nodes.size(), 1u);
         bool overloaded = false;
-        for (const Finding& f : a.findings) overloaded = overloaded || f.code == "overloaded-resources";
+        for (const Finding& f : a.findings) overloaded = overloaded || f.code == FindingCode::OverloadedResources;
         if (usage_at_exit) {
             EXPECT_EQ(*m.get_int(flows[1], utime), 100'000);
             EXPECT_EQ(m.get_int(flows[1], *m.find_key(run_keys::cpu_time_at_exit)), 1);
@@ -296,7 +296,7 @@ TEST(RunLoader, TheRecordersDrainThreadIsNoFlow) {
     for (ComponentId f : flows) EXPECT_NE(m.name(f).rfind("stacksage", 0), 0u) << m.name(f);
     EXPECT_EQ(*m.get_int(flows[0], *m.find_key(run_keys::utime_us)), 9'000'000);
     const AnalysisResult a = analyze(r.model);
-    for (const Finding& f : a.findings) EXPECT_NE(f.code, "overloaded-resources") << f.message;
+    for (const Finding& f : a.findings) EXPECT_NE(f.code, FindingCode::OverloadedResources) << f.message;
 }
 
 // pthread_join waits become WaitedFor paths to the thread waited for (by
@@ -333,7 +333,7 @@ TEST(RunLoader, JoinWaitsBecomeWaitedForPathsAndAreNotLoad) {
         ASSERT_EQ(flows.size(), 3u);
         const AnalysisResult a = analyze(r.model);
         bool overloaded = false;
-        for (const Finding& f : a.findings) overloaded = overloaded || f.code == "overloaded-resources";
+        for (const Finding& f : a.findings) overloaded = overloaded || f.code == FindingCode::OverloadedResources;
         if (!joins) {
             EXPECT_TRUE(overloaded) << "the main thread looks busy all along: " << text_of(r, a);
             continue;
@@ -372,7 +372,7 @@ TEST(RunLoader, TheMainThreadsCpuTimeSurvivesADiscoveredThread) {
         const Model& m = r.model;
         const auto flows = m.children(m.components_of_type(ComponentType::Process).front());
         ASSERT_EQ(flows.size(), 4u);  // main, 2 threads, the discovered helper
-        EXPECT_EQ(m.kind(flows[3]), run_keys::kind_discovered);
+        EXPECT_EQ(m.kind(flows[3]), to_string(FlowKind::Discovered));
         const auto main_cpu = m.get_int(flows[0], *m.find_key(run_keys::utime_us));
         ASSERT_TRUE(main_cpu);
         const auto derived = m.get_int(flows[0], *m.find_key(run_keys::cpu_time_derived));
@@ -470,7 +470,7 @@ TEST(RunLoader, MergesTheImagesOfOneProcessAcrossExec) {
     LoadedRun r = load(dir);
     const auto processes = r.model.components_of_type(ComponentType::Process);
     ASSERT_EQ(processes.size(), 1u);
-    EXPECT_EQ(r.model.kind(processes[0]), run_keys::kind_process);  // the last image decides
+    EXPECT_EQ(r.model.kind(processes[0]), to_string(ProcessKind::Process));  // the last image decides
     const RunView v = build_run_view(r.model);
     ASSERT_EQ(v.flows.size(), 2u);
     EXPECT_EQ(v.flows[0].placement.to_list_string(), "2");  // held longest
@@ -522,7 +522,7 @@ TEST(RunLoader, JobRestrictedRealTopologies) {
         EXPECT_TRUE(a.nodes[0].job_restricted) << c.file;
         // Idle cores are only ever allowed ones.
         for (const Finding& f : a.findings)
-            if (f.code == "idle-resources") {
+            if (f.code == FindingCode::IdleResources) {
                 EXPECT_TRUE(f.resources.is_subset_of(a.nodes[0].available)) << c.file;
             }
         if (c.cores == 1) {

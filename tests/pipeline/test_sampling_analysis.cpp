@@ -81,7 +81,7 @@ struct TwoSocketRun {
 
 const Finding* find(const std::vector<Finding>& fs, const std::string& code) {
     for (const Finding& f : fs)
-        if (f.code == code) return &f;
+        if (to_string(f.code) == code) return &f;
     return nullptr;
 }
 

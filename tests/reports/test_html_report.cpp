@@ -5,14 +5,17 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <functional>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/activity.hpp"
 #include "analysis/analyzer.hpp"
 #include "parsers/run_loader.hpp"
 #include "parsers/xml_wellformed.hpp"
@@ -216,9 +219,53 @@ TEST(HtmlReport, RunWithoutTopologyOrFlowsStillRenders) {
     EXPECT_EQ(doc["nodes"][0]["topology"], "cpusets-seen");
 }
 
+// The reports render the analysis they are given: analysed with other
+// activity options than the defaults, the page's flow states and allowed
+// counts and the trace's states are the analysis' own, not those of a view
+// rebuilt with default options.
+TEST(HtmlReport, RendersTheAnalysisViewNotADefaultRebuild) {
+    DemoRun r;
+    AnalysisOptions options;
+    options.activity.service_fraction = 2.0;  // every classified flow turns service
+    options.activity.min_lifetime_ns = 0;
+    r.a.analysis = analyze(r.a.run.model, options);
+    const AnalysisResult& a = r.a.analysis;
+    const RunView defaults = build_run_view(r.a.run.model);
+    ASSERT_EQ(a.view.flows.size(), defaults.flows.size());
+    std::size_t differing = 0;
+    for (std::size_t i = 0; i < defaults.flows.size(); ++i)
+        if (activity_state(a.view.flows[i]) != activity_state(defaults.flows[i])) ++differing;
+    ASSERT_GT(differing, 0u) << "the options must change some flow's state for this test to mean anything";
+
+    const json doc = html_report_data(r.a.data(), r.a.run.model);
+    const auto& columns = doc["flow_columns"];
+    const std::size_t state = std::find(columns.begin(), columns.end(), "state") - columns.begin();
+    ASSERT_EQ(doc["flows"].size(), a.view.flows.size());
+    for (std::size_t i = 0; i < a.view.flows.size(); ++i)
+        EXPECT_EQ(doc["flows"][i][state], std::string(activity_state(a.view.flows[i]))) << i;
+    for (std::size_t n = 0; n < a.view.nodes.size(); ++n) {
+        std::uint64_t service = 0, expected = 0;
+        for (std::uint32_t v : doc["nodes"][n]["allowed_service"]) service += v;
+        for (const auto& [cpu, u] : a.pu_usage[n].by_cpu) expected += u.service_flows;
+        EXPECT_EQ(service, expected) << doc["nodes"][n]["host"];
+    }
+
+    std::map<std::tuple<std::string, std::int64_t, std::int64_t>, std::string> trace_state;  // by host, pid, tid
+    const json trace = perfetto_trace(a);  // kept: a range over a part of a temporary would dangle
+    for (const json& e : trace["traceEvents"])
+        if (e["ph"] == "X") trace_state[{e["args"]["host"], e["args"]["pid"], e["args"]["tid"]}] = e["args"]["state"];
+    ASSERT_FALSE(trace_state.empty());
+    for (const FlowView& f : a.view.flows) {
+        const ProcessView& p = a.view.processes[f.process];
+        const std::string host(a.view.nodes[p.node].host);
+        const std::string& state = trace_state[{host, p.pid, f.tid}];
+        EXPECT_EQ(state, std::string(activity_state(f))) << host << " " << f.tid;
+    }
+}
+
 TEST(PerfettoExport, IsTraceEventFormatWithLifetimesAndAffinityChanges) {
     DemoRun r;
-    const json trace = json::parse(perfetto_trace(r.a.run.model).dump());
+    const json trace = json::parse(perfetto_trace(r.a.analysis).dump());
     ASSERT_TRUE(trace["traceEvents"].is_array());
     std::size_t complete = 0, instants = 0, names = 0;
     std::set<std::pair<std::int64_t, std::int64_t>> tracks;

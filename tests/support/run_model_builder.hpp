@@ -1,4 +1,4 @@
-// Building run models by hand (parsers/run_model_keys.hpp's shape), for the
+// Building run models by hand (core/run_model_schema.hpp's shape), for the
 // analysis tests: nodes with cores and hardware threads, processes, flows and
 // their MayRunOn intervals, without event logs or hwloc.
 #pragma once
@@ -9,8 +9,7 @@
 #include <vector>
 
 #include "core/model.hpp"
-#include "parsers/hwloc_loader.hpp"
-#include "parsers/run_model_keys.hpp"
+#include "core/run_model_schema.hpp"
 
 namespace stacksage::testing {
 
@@ -29,7 +28,7 @@ public:
         model_.set_attr(node, keys::hostname, std::string_view(host));
         model_.set_attr(node, keys::cpuset, avail);
         model_.set_attr(node, keys::complete_cpuset, complete);
-        model_.set_attr(node, model_.key(kJobRestrictedKey), static_cast<std::int64_t>(avail == complete ? 0 : 1));
+        model_.set_attr(node, model_.key(run_keys::job_restricted), static_cast<std::int64_t>(avail == complete ? 0 : 1));
         for (unsigned c = 0; c < cores; ++c) {
             Cpuset core_cpus;
             for (unsigned t = 0; t < smt; ++t)
@@ -62,7 +61,7 @@ public:
 
     ComponentId add_process(const ProcessSpec& s) {
         const ComponentId p = model_.add_component(ComponentType::Process, kNoComponent,
-                                                   s.launcher.empty() ? run_keys::kind_process : run_keys::kind_launcher,
+                                                   to_string(s.launcher.empty() ? ProcessKind::Process : ProcessKind::Launcher),
                                                    s.exe.substr(s.exe.rfind('/') + 1), s.pid);
         model_.set_attr(p, keys::hostname, std::string_view(s.host));
         model_.set_attr(p, model_.key(run_keys::pid), s.pid);
@@ -104,7 +103,7 @@ public:
         const std::int64_t start = s.start_ns >= 0 ? s.start_ns : *model_.get_int(process, keys::start_ns);
         const std::int64_t end = s.end_ns >= 0 ? s.end_ns : *model_.get_int(process, keys::end_ns);
         const ComponentId f = model_.add_component(ComponentType::Flow, process,
-                                                   s.main ? run_keys::kind_main : run_keys::kind_thread, {}, s.tid);
+                                                   to_string(s.main ? FlowKind::Main : FlowKind::Thread), {}, s.tid);
         model_.set_attr(f, model_.key(run_keys::tid), s.tid);
         if (!s.creator_module.empty())
             model_.set_attr(f, model_.key(run_keys::creator_module), std::string_view(s.creator_module));

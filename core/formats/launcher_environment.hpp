@@ -1,0 +1,27 @@
+// The environment variables by which a launcher or batch system tells a
+// process its rank and its job: read by the recorder (each process's rank),
+// by `stacksage run` (the default directory's name, whether it is one rank
+// of a job) and listed in `stacksage run --help`. One list for all three.
+//
+// Header-only plain arrays: the recorder uses no libstdc++ runtime.
+#pragma once
+
+namespace stacksage::formats {
+
+// A process's rank in its job, in the order they are tried: the first set
+// to a number wins.
+inline constexpr const char* kRankVariables[] = {
+    "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "FLUX_TASK_RANK", "SLURM_PROCID",
+};
+
+// Slurm's job and step: the job id is "<job>.<step>", or "<job>" without a step.
+inline constexpr const char* kSlurmJobVariable = "SLURM_JOB_ID";
+inline constexpr const char* kSlurmStepVariable = "SLURM_STEP_ID";
+
+// The job id under the other launchers and batch systems, in the order they
+// are tried after Slurm's.
+inline constexpr const char* kJobIdVariables[] = {
+    "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE", "FLUX_JOB_ID", "PBS_JOBID", "LSB_JOBID",
+};
+
+}  // namespace stacksage::formats

@@ -1,0 +1,33 @@
+// The JSON of the analysis' findings and node summaries, written once for
+// every report that carries them: the JSON report (docs/report-json.md) and
+// the HTML page's data (docs/html-report.md).
+#pragma once
+
+#include <cstdint>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/analyzer.hpp"
+
+namespace stacksage {
+
+// Which report a finding is written for.
+enum class FindingJsonShape {
+    Report,  // every field; a run-wide finding's node is null
+    Page,    // what the page shows: no remedy or figures; a run-wide finding's node is ""
+};
+
+// \return a rank, or null for a process without one (-1).
+nlohmann::json rank_to_json(std::int64_t rank);
+
+// \return the finding as an object (code, severity, check, node, resources,
+//         message, detail, suggestion, flows, flow_count; in the Report
+//         shape remedy and figures too).
+nlohmann::json finding_to_json(const Finding& finding, FindingJsonShape shape = FindingJsonShape::Report);
+
+// \return the node's summary figures: host, cores_available, cpus_available,
+//         cpus_total, available, job_restricted, smt, topology, threads,
+//         service_threads (its processes and launchers are the caller's).
+nlohmann::json node_summary_to_json(const NodeSummary& node);
+
+}  // namespace stacksage
