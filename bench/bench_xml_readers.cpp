@@ -181,7 +181,7 @@ using Candidate = Outcome (*)(std::string_view);
 int check() {
     using namespace std::string_view_literals;
     const std::pair<const char*, std::string_view> cases[] = {
-        // tests/unit/test_xml_wellformed.cpp
+        // tests/parsers/test_xml_wellformed.cpp
         {"unclosed attribute value", "<topology\nversion=\"2.0 />"},
         {"attributes not separated", "<a b=\"1\" c=\"2,\"3\"/>"},
         {"unquoted value", "<a b=1/>"},

@@ -1,5 +1,5 @@
 // Reading the raw sample file (<log stem>.samples.bin, format in
-// docs/sample-file.md and preload/sampling/sample_file_format.hpp).
+// docs/sample-file.md and core/formats/sample_file_format.hpp).
 //
 // A process killed mid-write leaves a partial last block: whole blocks are
 // read, a partial one is reported (partial_block) and its whole records kept.
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/formats/sample_file_format.hpp"
 #include "core/result.hpp"
-#include "preload/sampling/sample_file_format.hpp"
 
 namespace stacksage {
 

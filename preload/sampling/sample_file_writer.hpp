@@ -1,14 +1,14 @@
-// Writes the raw sample file (sample_file_format.hpp) in blocks: records
-// collect in a buffer the caller provides and go out with one write(2) per
-// block, so sampling costs no system call per sample and a killed process
-// leaves whole blocks behind. Not thread-safe: one writer per process,
-// behind the caller's lock.
+// Writes the raw sample file (core/formats/sample_file_format.hpp) in
+// blocks: records collect in a buffer the caller provides and go out with one
+// write(2) per block, so sampling costs no system call per sample and a
+// killed process leaves whole blocks behind. Not thread-safe: one writer per
+// process, behind the caller's lock.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-#include "preload/sampling/sample_file_format.hpp"
+#include "core/formats/sample_file_format.hpp"
 
 namespace stacksage::sampling {
 

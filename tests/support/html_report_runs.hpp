@@ -1,6 +1,6 @@
 // Run directories for the HTML report and its exports: a real 160-PU
 // topology with findings, memory samples, an affinity change and injection
-// attempts (tests/unit/test_html_report.cpp, the browser test), and large
+// attempts (tests/reports/test_html_report.cpp, the browser test), and large
 // runs for the page's benchmark (bench/html.cmake).
 #pragma once
 

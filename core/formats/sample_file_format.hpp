@@ -1,7 +1,8 @@
 // The raw sample file (<log stem>.samples.bin): every decoded sample, for
 // analyses the aggregated DataPaths cannot answer. Documented for users in
-// docs/sample-file.md; shared by the writer (sample_file_writer.hpp) and the
-// reader (parsers/sample_file_reader.hpp). Little-endian, fixed-size records,
+// docs/sample-file.md; shared by the writer
+// (preload/sampling/sample_file_writer.hpp) and the reader
+// (parsers/sample_file_reader.hpp). Little-endian, fixed-size records,
 // written in blocks so that a killed process leaves whole blocks behind.
 #pragma once
 

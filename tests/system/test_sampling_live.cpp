@@ -22,8 +22,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/formats/sample_file_format.hpp"
 #include "preload/sampling/process_sampler.hpp"
-#include "preload/sampling/sample_file_format.hpp"
 #include "preload/sampling/summary_writer.hpp"
 
 using namespace stacksage::sampling;
