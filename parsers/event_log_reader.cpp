@@ -1,20 +1,13 @@
 #include "parsers/event_log_reader.hpp"
 
-#include <array>
-
 #include "parsers/input_file.hpp"
 
 namespace stacksage {
 
 namespace {
 
-constexpr std::array<std::string_view, 20> kKnownEvents = {
-    "process_start", "process_end",  "fork",         "fork_failed",  "exec",
-    "exec_failed",   "thread_start", "thread_end",   "thread_create_failed",
-    "thread_name",   "affinity",     "mpi_init",     "mpi_finalize", "signal",
-    "topology",      "model",        "samples",      "sampling",     "thread_usage_at_exit",
-    "join",
-};
+namespace common = event_schema::common;
+using event_schema::EventKind;
 
 Error corrupt(const std::string& name, std::size_t line, std::string_view why) {
     return make_error(name + ": corrupt event log, line " + std::to_string(line) + ": " +
@@ -33,11 +26,7 @@ Status read_file(const std::string& path, std::string& text) {
 
 }  // namespace
 
-bool is_known_event(std::string_view name) {
-    for (std::string_view k : kKnownEvents)
-        if (k == name) return true;
-    return false;
-}
+bool is_known_event(std::string_view name) { return event_schema::event_kind(name) != EventKind::unknown; }
 
 Result<EventLogSummary> parse_event_log(std::string_view text, const std::string& name,
                                         const std::function<void(const EventLogEvent&)>& on_event) {
@@ -80,7 +69,7 @@ Result<EventLogSummary> parse_event_log(std::string_view text, const std::string
                     return corrupt(name, line_no, "binary data (NUL bytes) in the file");
             // The tail of a line whose start was never copied: torn, wherever it is.
             if (!doc.parse(line) || doc.type(doc.root()) != JsonType::Object ||
-                !doc.get_int("v") || !doc.get_string("ev")) {
+                !doc.get_int(common::v) || !doc.get_string(common::ev)) {
                 ++summary.torn_lines;
                 continue;
             }
@@ -112,19 +101,21 @@ Result<EventLogSummary> parse_event_log(std::string_view text, const std::string
         EventLogEvent ev;
         ev.line = line_no;
         ev.doc = &doc;
-        const auto v = doc.get_int("v");
-        const auto name_field = doc.get_string("ev");
-        const auto t = doc.get_int("t");
-        const auto pid = doc.get_int("pid");
-        const auto tid = doc.get_int("tid");
+        const auto v = doc.get_int(common::v);
+        const auto name_field = doc.get_string(common::ev);
+        const auto t = doc.get_int(common::t);
+        const auto pid = doc.get_int(common::pid);
+        const auto tid = doc.get_int(common::tid);
         if (!v || !name_field || !t || !pid || !tid) {
             if (is_last) {
                 summary.torn_last_line = true;
                 break;
             }
             return corrupt(name, line_no,
-                           "not a stacksage event (one of \"v\", \"ev\", \"t\", \"pid\", \"tid\" is "
-                           "missing or of the wrong type)");
+                           "not a stacksage event (one of \"" + std::string(common::v) + "\", \"" +
+                               std::string(common::ev) + "\", \"" + std::string(common::t) + "\", \"" +
+                               std::string(common::pid) + "\", \"" + std::string(common::tid) +
+                               "\" is missing or of the wrong type)");
         }
         if (*t < 0) {
             // The first event dates the whole log (process_start): without
@@ -151,10 +142,11 @@ Result<EventLogSummary> parse_event_log(std::string_view text, const std::string
         ev.t = *t;
         ev.pid = *pid;
         ev.tid = *tid;
-        ev.truncated = doc.get_bool("truncated").value_or(false);
+        ev.truncated = doc.get_bool(common::truncated).value_or(false);
         if (ev.version > summary.newest_version) summary.newest_version = ev.version;
         if (ev.truncated) ++summary.truncated_events;
-        if (!is_known_event(ev.name)) {
+        ev.kind = event_schema::event_kind(ev.name);
+        if (ev.kind == EventKind::unknown) {
             auto it = summary.unknown_events.find(ev.name);
             if (it == summary.unknown_events.end())
                 summary.unknown_events.emplace(std::string(ev.name), 1);

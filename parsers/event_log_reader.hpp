@@ -1,8 +1,9 @@
 // Reading one event log written by the preload (OUT/<host>/*.jsonl).
 //
-// The log is JSON Lines (docs/event-log.md): one object per line, each with
-// "v" (schema version), "ev" (event name), "t" (CLOCK_MONOTONIC ns), "pid"
-// and "tid". What real runs leave behind is tolerated:
+// The log is JSON Lines (docs/event-log.md, core/formats/event_schema.hpp):
+// one object per line, each with "v" (schema version), "ev" (event name), "t"
+// (CLOCK_MONOTONIC ns), "pid" and "tid". What real runs leave behind is
+// tolerated:
 //  - a torn last line (the process was killed in the middle of a write, or
 //    the disk filled up): ignored, and said in the summary;
 //  - NUL bytes (the recorder writes through a file mapping: a killed
@@ -22,16 +23,18 @@
 #include <string>
 #include <string_view>
 
+#include "core/formats/event_schema.hpp"
 #include "core/result.hpp"
 #include "parsers/json_document.hpp"
 
 namespace stacksage {
 
 // Newest event-log schema version this reader was written for.
-inline constexpr int kEventLogSchemaVersion = 1;
+inline constexpr int kEventLogSchemaVersion = event_schema::kVersion;
 
 // One complete event. Valid only during the callback.
 struct EventLogEvent {
+    event_schema::EventKind kind = event_schema::EventKind::unknown;  // never unknown in a callback
     std::string_view name;      // "thread_start", ...
     int version = 0;            // "v"
     std::int64_t t = 0;         // CLOCK_MONOTONIC, ns
@@ -63,7 +66,7 @@ struct EventLogSummary {
     std::map<std::string, std::size_t, std::less<>> unknown_events;  // name -> count, skipped
 };
 
-// True for the events of schema version 1 (the ones this reader hands on).
+// True for the events of the schema (the ones this reader hands on).
 bool is_known_event(std::string_view name);
 
 // Reads the log at path and calls on_event for every known event, in file

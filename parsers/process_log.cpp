@@ -12,6 +12,9 @@ namespace stacksage {
 
 namespace {
 
+namespace schema = event_schema;
+using event_schema::EventKind;
+
 std::string string_field(const JsonDocument& doc, std::string_view key) {
     return std::string(doc.get_string(key).value_or(std::string_view{}));
 }
@@ -24,8 +27,9 @@ public:
     std::string on_event(const EventLogEvent& ev) {
         if (ev.t > p_.last_event_t) p_.last_event_t = ev.t;
         if (!started_) {
-            if (ev.name != "process_start")
-                return "the first event is '" + std::string(ev.name) + "', not process_start";
+            if (ev.kind != EventKind::process_start)
+                return "the first event is '" + std::string(ev.name) + "', not " +
+                       std::string(schema::process_start::event);
             start(ev);
             return {};
         }
@@ -37,93 +41,78 @@ public:
         }
         if (ev.truncated) return {};  // only the common fields survived; nothing to apply
         const JsonDocument& doc = *ev.doc;
-        if (ev.name == "thread_start") {
-            if (!take_tid(ev.tid, ev.t)) return {};
-            ThreadRecord& t = new_thread(ev.tid, ev.t, false);
-            t.seq = doc.get_int("seq").value_or(-1);
-            t.creator_tid = doc.get_int("creator_tid").value_or(-1);
-            t.creator_module = intern_module(doc.get_string("creator_module"));
-            t.start_module = intern_module(doc.get_string("start_module"));
-            t.attr_cpuset = mask_field(doc, doc.root(), "attr_cpuset");
-            if (auto m = mask_field(doc, doc.root(), "cpuset")) t.masks.push_back({ev.t, std::move(*m)});
-            if (auto cpu = doc.get_int("cpu"); cpu && *cpu >= 0) t.first_cpu = static_cast<int>(*cpu);
-            t.pthread_handle = string_field(doc, "pthread");
-            t.create_t = doc.get_int("create_t").value_or(-1);
-            t.creator_cpu_ns = doc.get_int("creator_cpu_ns").value_or(-1);
-            // A name given before the thread started waits under its pthread handle.
-            if (auto handle = doc.get_string("pthread"))
-                if (auto it = pending_names_.find(std::string(*handle)); it != pending_names_.end()) {
-                    t.name = std::move(it->second);
-                    pending_names_.erase(it);
+        switch (ev.kind) {
+            case EventKind::thread_start: on_thread_start(ev); break;
+            case EventKind::thread_end: on_thread_end(ev); break;
+            case EventKind::join: on_join(ev); break;
+            case EventKind::thread_usage_at_exit: on_usage_at_exit(ev); break;
+            case EventKind::affinity: on_affinity(ev); break;
+            case EventKind::thread_name: {
+                namespace naming = schema::thread_name;
+                const auto target = doc.get_int(naming::target_tid);
+                const auto name = doc.get_string(naming::name);
+                if (target && name && *target > 0)
+                    thread_or_discover(*target, ev.t).name = std::string(*name);
+                else if (auto handle = doc.get_string(naming::target_pthread); handle && name)
+                    pending_names_[std::string(*handle)] = std::string(*name);
+                break;
+            }
+            case EventKind::mpi_init:
+            case EventKind::mpi_finalize: {
+                namespace snapshot = schema::mpi_snapshot;
+                if (auto r = doc.get_int(snapshot::rank)) p_.mpi_rank = *r;
+                if (ev.kind == EventKind::mpi_init) {
+                    p_.mpi_init_t = ev.t;
+                    if (auto r = doc.get_int(snapshot::rank); r && p_.rank < 0) p_.rank = *r;
+                    if (auto s = doc.get_int(snapshot::size)) p_.mpi_size = *s;
+                    if (auto l = doc.get_int(snapshot::thread_level)) p_.mpi_thread_level = *l;
+                } else {
+                    p_.mpi_finalize_t = ev.t;
                 }
-        } else if (ev.name == "thread_end") {
-            ThreadRecord& t = thread_or_discover(ev.tid, ev.t);
-            t.end_t = ev.t;
-            t.end_how = string_field(doc, "how");
-            t.short_lived = doc.get_bool("short_lived").value_or(false);
-            // A short thread's end has no CPU time: one read at the
-            // process's exit, when it came first, stays.
-            if (!(t.short_lived && t.cpu_time_at_exit)) {
-                t.utime_us = doc.get_int("utime_us").value_or(-1);
-                t.stime_us = doc.get_int("stime_us").value_or(-1);
-                t.run_delay_ns = doc.get_int("run_delay_ns").value_or(-1);
-                t.run_slices = doc.get_int("run_slices").value_or(-1);
-                t.cpu_time_at_exit = false;
+                on_snapshot(ev);
+                break;
             }
-            t.nvcsw = doc.get_int("nvcsw").value_or(-1);
-            t.nivcsw = doc.get_int("nivcsw").value_or(-1);
-            if (auto cpu = doc.get_int("cpu"); cpu && *cpu >= 0) t.last_cpu = static_cast<int>(*cpu);
-        } else if (ev.name == "join") {
-            on_join(ev);
-        } else if (ev.name == "thread_usage_at_exit") {
-            on_usage_at_exit(ev);
-        } else if (ev.name == "affinity") {
-            on_affinity(ev);
-        } else if (ev.name == "thread_name") {
-            const auto target = doc.get_int("target_tid");
-            const auto name = doc.get_string("name");
-            if (target && name && *target > 0)
-                thread_or_discover(*target, ev.t).name = std::string(*name);
-            else if (auto handle = doc.get_string("target_pthread"); handle && name)
-                pending_names_[std::string(*handle)] = std::string(*name);
-        } else if (ev.name == "mpi_init" || ev.name == "mpi_finalize") {
-            const bool init = ev.name == "mpi_init";
-            if (init) {
-                p_.mpi_init_t = ev.t;
-                if (auto r = doc.get_int("rank"); r && p_.rank < 0) p_.rank = *r;
-                if (auto s = doc.get_int("size")) p_.mpi_size = *s;
-                if (auto l = doc.get_int("thread_level")) p_.mpi_thread_level = *l;
-            } else {
-                p_.mpi_finalize_t = ev.t;
+            case EventKind::process_end: {
+                namespace end = schema::process_end;
+                p_.end_t = ev.t;
+                p_.end_known = true;
+                p_.end_event = EventKind::process_end;
+                p_.end_how = string_field(doc, end::how);
+                if (auto s = doc.get_int(end::status)) p_.exit_status = *s;
+                p_.utime_us = doc.get_int(end::utime_us).value_or(-1);
+                p_.stime_us = doc.get_int(end::stime_us).value_or(-1);
+                p_.nvcsw = doc.get_int(end::nvcsw).value_or(-1);
+                p_.nivcsw = doc.get_int(end::nivcsw).value_or(-1);
+                p_.main_run_delay_ns = doc.get_int(end::main_run_delay_ns).value_or(-1);
+                p_.main_run_slices = doc.get_int(end::main_run_slices).value_or(-1);
+                p_.main_cpu_us = doc.get_int(end::main_cpu_us).value_or(-1);
+                if (auto u = doc.get_int(end::threads_untraced); u && *u > 0)
+                    p_.threads_untraced = static_cast<std::uint64_t>(*u);
+                break;
             }
-            on_snapshot(ev);
-        } else if (ev.name == "process_end") {
-            p_.end_t = ev.t;
-            p_.end_known = true;
-            p_.end_how = string_field(doc, "how");
-            if (auto s = doc.get_int("status")) p_.exit_status = *s;
-            p_.utime_us = doc.get_int("utime_us").value_or(-1);
-            p_.stime_us = doc.get_int("stime_us").value_or(-1);
-            p_.nvcsw = doc.get_int("nvcsw").value_or(-1);
-            p_.nivcsw = doc.get_int("nivcsw").value_or(-1);
-            p_.main_run_delay_ns = doc.get_int("main_run_delay_ns").value_or(-1);
-            p_.main_run_slices = doc.get_int("main_run_slices").value_or(-1);
-            p_.main_cpu_us = doc.get_int("main_cpu_us").value_or(-1);
-            if (auto u = doc.get_int("threads_untraced"); u && *u > 0)
-                p_.threads_untraced = static_cast<std::uint64_t>(*u);
-        } else if (ev.name == "signal") {
-            if (doc.get_bool("fatal").value_or(false) && !p_.end_known) {
-                fatal_signal_t_ = ev.t;
-                fatal_signal_ = string_field(doc, "name");
-            }
-        } else if (ev.name == "exec") {
-            p_.exec_t = ev.t;
-        } else if (ev.name == "exec_failed") {
-            p_.exec_t = -1;
-        } else if (ev.name == "topology") {
-            if (!doc.get_bool("ok").value_or(true))
-                p_.notes.push_back("the recorder could not write the node's topology: " +
-                                   string_field(doc, "error"));
+            case EventKind::signal:
+                if (doc.get_bool(schema::signal::fatal).value_or(false) && !p_.end_known) {
+                    fatal_signal_t_ = ev.t;
+                    fatal_signal_ = string_field(doc, schema::signal::name);
+                    fatal_signal_number_ = doc.get_int(schema::signal::signal).value_or(-1);
+                }
+                break;
+            case EventKind::exec: p_.exec_t = ev.t; break;
+            case EventKind::exec_failed: p_.exec_t = -1; break;
+            case EventKind::topology:
+                if (!doc.get_bool(schema::topology::ok).value_or(true))
+                    p_.notes.push_back("the recorder could not write the node's topology: " +
+                                       string_field(doc, schema::topology::error));
+                break;
+            // Said nothing the image needs: how the recorder fared.
+            case EventKind::process_start:  // a second one: the first stands
+            case EventKind::fork:
+            case EventKind::fork_failed:
+            case EventKind::thread_create_failed:
+            case EventKind::model:
+            case EventKind::samples:
+            case EventKind::sampling:
+            case EventKind::unknown: break;
         }
         return {};
     }
@@ -138,10 +127,13 @@ public:
                 p_.end_t = fatal_signal_t_;
                 p_.end_how = "signal " + fatal_signal_;
                 p_.end_known = true;
+                p_.end_event = EventKind::signal;
+                p_.end_signal = fatal_signal_number_;
             } else if (p_.exec_t >= 0) {
                 p_.end_t = p_.exec_t;
                 p_.end_how = "exec";
                 p_.end_known = true;
+                p_.end_event = EventKind::exec;
             } else {
                 p_.end_t = p_.last_event_t;
                 p_.end_how = "unknown";
@@ -188,21 +180,28 @@ private:
     // more are counted and dropped (a mask left empty then is ignored): no
     // Linux machine has them, and the node rebuilt from the masks seen, and
     // every flow's MayRunOn paths, grow with the highest CPU named.
-    std::optional<Cpuset> mask_field(const JsonDocument& doc, JsonDocument::ValueIndex object, std::string_view key) {
+    // Uncounted: for a field the analysis does not use (a thread's end
+    // mask), whose problems it does not report.
+    enum class Problems { counted, uncounted };
+    std::optional<Cpuset> mask_field(const JsonDocument& doc, JsonDocument::ValueIndex object, std::string_view key,
+                                     Problems problems = Problems::counted) {
+        const bool count = problems == Problems::counted;
         const JsonDocument::ValueIndex value = doc.find(object, key);
         const auto text = doc.as_string(value);
         if (!text) {
-            if (value != JsonDocument::kNone && !doc.is_null(value)) ++p_.masks_unreadable;
+            if (count && value != JsonDocument::kNone && !doc.is_null(value)) ++p_.masks_unreadable;
             return std::nullopt;
         }
         std::optional<Cpuset> mask = Cpuset::parse(*text);
         if (!mask) {
-            ++p_.masks_unreadable;
+            if (count) ++p_.masks_unreadable;
             return std::nullopt;
         }
         if (mask->end_index() > kMaxCpuInLog) {
-            ++p_.masks_clipped;
-            p_.highest_clipped_cpu = std::max<std::int64_t>(p_.highest_clipped_cpu, mask->end_index() - 1);
+            if (count) {
+                ++p_.masks_clipped;
+                p_.highest_clipped_cpu = std::max<std::int64_t>(p_.highest_clipped_cpu, mask->end_index() - 1);
+            }
             *mask &= Cpuset::range(0, kMaxCpuInLog - 1);
             if (mask->empty()) return std::nullopt;
         }
@@ -210,26 +209,27 @@ private:
     }
 
     void start(const EventLogEvent& ev) {
+        namespace start = schema::process_start;
         started_ = true;
         const JsonDocument& doc = *ev.doc;
         p_.pid = ev.pid;
         p_.start_t = ev.t;
-        p_.origin = string_field(doc, "origin");
-        p_.ppid = doc.get_int("ppid").value_or(-1);
-        p_.host = string_field(doc, "host");
-        p_.rank = doc.get_int("rank").value_or(-1);
-        p_.launcher = string_field(doc, "launcher");
-        p_.exe = string_field(doc, "exe");
-        const auto cmd = doc.find(doc.root(), "cmdline");
+        p_.origin = string_field(doc, start::origin);
+        p_.ppid = doc.get_int(start::ppid).value_or(-1);
+        p_.host = string_field(doc, start::host);
+        p_.rank = doc.get_int(start::rank).value_or(-1);
+        p_.environment_rank = p_.rank;
+        p_.launcher = string_field(doc, start::launcher);
+        p_.exe = string_field(doc, start::exe);
+        const auto cmd = doc.find(doc.root(), start::cmdline);
         for (auto a = doc.first_child(cmd); a != JsonDocument::kNone; a = doc.next(a))
             if (auto s = doc.as_string(a)) p_.cmdline.emplace_back(*s);
-        p_.cgroup_cpuset = mask_field(doc, doc.root(), "cgroup_cpuset");
-        p_.online_cpus = mask_field(doc, doc.root(), "online_cpus");
-        for (const char* object : {"env", "identity"}) {
-            auto& out = object[0] == 'e' ? p_.env : p_.identity;
+        p_.cgroup_cpuset = mask_field(doc, doc.root(), start::cgroup_cpuset);
+        p_.online_cpus = mask_field(doc, doc.root(), start::online_cpus);
+        for (auto [object, out] : {std::pair{start::env, &p_.env}, std::pair{start::identity, &p_.identity}}) {
             const auto o = doc.find(doc.root(), object);
             for (auto m = doc.first_child(o); m != JsonDocument::kNone; m = doc.next(m))
-                if (auto s = doc.as_string(m)) out.emplace_back(std::string(doc.key(m)), std::string(*s));
+                if (auto s = doc.as_string(m)) out->emplace_back(std::string(doc.key(m)), std::string(*s));
         }
         ThreadRecord& main = new_thread(ev.tid, ev.t, false);
         main.is_main = true;
@@ -237,8 +237,60 @@ private:
             p_.notes.push_back("process_start was too long for the recorder and lost its fields");
             return;
         }
-        if (auto m = mask_field(doc, doc.root(), "cpuset")) main.masks.push_back({ev.t, std::move(*m)});
-        if (auto cpu = doc.get_int("cpu"); cpu && *cpu >= 0) main.first_cpu = static_cast<int>(*cpu);
+        if (auto m = mask_field(doc, doc.root(), start::cpuset)) main.masks.push_back(change(ev, std::move(*m)));
+        if (auto cpu = doc.get_int(start::cpu); cpu && *cpu >= 0) main.first_cpu = static_cast<int>(*cpu);
+    }
+
+    // A mask that ev set, the next in log order.
+    MaskChange change(const EventLogEvent& ev, Cpuset mask) {
+        return MaskChange{ev.t, std::move(mask), ev.kind, next_order_++};
+    }
+
+    void on_thread_start(const EventLogEvent& ev) {
+        namespace start = schema::thread_start;
+        const JsonDocument& doc = *ev.doc;
+        if (!take_tid(ev.tid, ev.t)) return;
+        ThreadRecord& t = new_thread(ev.tid, ev.t, false);
+        t.seq = doc.get_int(start::seq).value_or(-1);
+        t.creator_tid = doc.get_int(start::creator_tid).value_or(-1);
+        t.creator_module = intern_module(doc.get_string(start::creator_module));
+        t.start_module = intern_module(doc.get_string(start::start_module));
+        t.attr_cpuset = mask_field(doc, doc.root(), start::attr_cpuset);
+        if (auto m = mask_field(doc, doc.root(), start::cpuset)) t.masks.push_back(change(ev, std::move(*m)));
+        if (auto cpu = doc.get_int(start::cpu); cpu && *cpu >= 0) t.first_cpu = static_cast<int>(*cpu);
+        t.pthread_handle = string_field(doc, start::pthread);
+        t.create_t = doc.get_int(start::create_t).value_or(-1);
+        t.creator_cpu_ns = doc.get_int(start::creator_cpu_ns).value_or(-1);
+        // A name given before the thread started waits under its pthread handle.
+        if (auto handle = doc.get_string(start::pthread))
+            if (auto it = pending_names_.find(std::string(*handle)); it != pending_names_.end()) {
+                t.name = std::move(it->second);
+                pending_names_.erase(it);
+            }
+    }
+
+    void on_thread_end(const EventLogEvent& ev) {
+        namespace end = schema::thread_end;
+        const JsonDocument& doc = *ev.doc;
+        ThreadRecord& t = thread_or_discover(ev.tid, ev.t);
+        t.end_t = ev.t;
+        t.ended_itself = true;
+        t.end_how = string_field(doc, end::how);
+        t.short_lived = doc.get_bool(end::short_lived).value_or(false);
+        // A short thread's end has no CPU time: one read at the
+        // process's exit, when it came first, stays.
+        if (!(t.short_lived && t.cpu_time_at_exit)) {
+            t.utime_us = doc.get_int(end::utime_us).value_or(-1);
+            t.stime_us = doc.get_int(end::stime_us).value_or(-1);
+            t.run_delay_ns = doc.get_int(end::run_delay_ns).value_or(-1);
+            t.run_slices = doc.get_int(end::run_slices).value_or(-1);
+            t.cpu_time_at_exit = false;
+        }
+        t.nvcsw = doc.get_int(end::nvcsw).value_or(-1);
+        t.nivcsw = doc.get_int(end::nivcsw).value_or(-1);
+        if (auto cpu = doc.get_int(end::cpu); cpu && *cpu >= 0) t.last_cpu = static_cast<int>(*cpu);
+        if (auto m = mask_field(doc, doc.root(), end::cpuset, Problems::uncounted))
+            t.end_mask = change(ev, std::move(*m));
     }
 
     std::string_view intern_module(std::optional<std::string_view> path) {
@@ -293,9 +345,10 @@ private:
     // thread. Its own thread_end, when it ended meanwhile and wrote one, is
     // the better record and wins in either order.
     void on_usage_at_exit(const EventLogEvent& ev) {
+        namespace usage = schema::thread_usage_at_exit;
         const JsonDocument& doc = *ev.doc;
-        const auto target = doc.get_int("target_tid");
-        const auto cpu_us = doc.get_int("cpu_us");
+        const auto target = doc.get_int(usage::target_tid);
+        const auto cpu_us = doc.get_int(usage::cpu_us);
         if (!target || *target <= 0 || !cpu_us || *cpu_us < 0) return;
         ThreadRecord* t = nullptr;
         if (auto it = by_tid_.find(*target); it != by_tid_.end()) t = &p_.threads[it->second];
@@ -303,50 +356,54 @@ private:
         if (t == nullptr) t = &new_thread(*target, ev.t, true);
         t->utime_us = *cpu_us;
         t->stime_us = 0;
-        t->run_delay_ns = doc.get_int("run_delay_ns").value_or(-1);
-        t->run_slices = doc.get_int("run_slices").value_or(-1);
+        t->run_delay_ns = doc.get_int(usage::run_delay_ns).value_or(-1);
+        t->run_slices = doc.get_int(usage::run_slices).value_or(-1);
         t->cpu_time_at_exit = true;
     }
 
     // A wait of the writing thread (pthread_join): kept when its bounds make
     // sense; one a file edited into nonsense (end before begin) is dropped.
     void on_join(const EventLogEvent& ev) {
+        namespace join = schema::join;
         const JsonDocument& doc = *ev.doc;
-        const auto begin = doc.get_int("begin_t");
+        const auto begin = doc.get_int(join::begin_t);
         if (!begin || *begin < 0 || *begin > ev.t) return;
         WaitRecord w;
         w.begin_t = *begin;
         w.end_t = ev.t;
-        w.cpu_ns = doc.get_int("cpu_ns").value_or(-1);
-        w.target_tid = doc.get_int("target_tid").value_or(-1);
-        w.target_pthread = string_field(doc, "target_pthread");
+        w.cpu_ns = doc.get_int(join::cpu_ns).value_or(-1);
+        w.target_tid = doc.get_int(join::target_tid).value_or(-1);
+        w.target_pthread = string_field(doc, join::target_pthread);
         thread_or_discover(ev.tid, *begin).waits.push_back(std::move(w));
     }
 
-    void set_mask(ThreadRecord& t, std::int64_t when, Cpuset mask) {
+    void set_mask(ThreadRecord& t, const EventLogEvent& ev, Cpuset mask) {
         if (!t.masks.empty() && t.masks.back().cpuset == mask) return;
-        t.masks.push_back({when, std::move(mask)});
+        t.masks.push_back(change(ev, std::move(mask)));
     }
 
     void on_affinity(const EventLogEvent& ev) {
+        namespace affinity = schema::affinity;
         const JsonDocument& doc = *ev.doc;
-        if (doc.get_int("rc").value_or(-1) != 0) return;
-        const auto target = doc.get_int("target_tid");
+        if (doc.get_int(affinity::rc).value_or(-1) != 0) return;
+        const auto target = doc.get_int(affinity::target_tid);
         if (!target || *target <= 0) return;
-        const bool in_process = doc.get_bool("target_in_process").value_or(false) || by_tid_.count(*target) > 0;
+        const bool in_process =
+            doc.get_bool(affinity::target_in_process).value_or(false) || by_tid_.count(*target) > 0;
         if (!in_process) return;  // another process's placement: that process records its own mask
-        auto mask = mask_field(doc, doc.root(), "cpuset");
+        auto mask = mask_field(doc, doc.root(), affinity::cpuset);
         if (!mask) return;
-        set_mask(thread_or_discover(*target, ev.t), ev.t, std::move(*mask));
+        set_mask(thread_or_discover(*target, ev.t), ev, std::move(*mask));
     }
 
     // MPI's snapshots list every thread of the process with its mask: a mask
     // that differs from ours was changed by a path we do not intercept.
     void on_snapshot(const EventLogEvent& ev) {
+        namespace thread = schema::mpi_snapshot::thread;
         const JsonDocument& doc = *ev.doc;
-        const auto threads = doc.find(doc.root(), "threads");
+        const auto threads = doc.find(doc.root(), schema::mpi_snapshot::threads);
         for (auto th = doc.first_child(threads); th != JsonDocument::kNone; th = doc.next(th)) {
-            const auto tid = doc.as_int(doc.find(th, "tid"));
+            const auto tid = doc.as_int(doc.find(th, thread::tid));
             if (!tid) continue;
             if (*tid <= 0) {
                 ++p_.invalid_tids;  // the recorder lists the kernel's tasks: every tid is positive
@@ -354,8 +411,8 @@ private:
             }
             ThreadRecord& r = thread_or_discover(*tid, ev.t);
             if (r.name.empty())
-                if (auto name = doc.as_string(doc.find(th, "name"))) r.name = std::string(*name);
-            if (auto mask = mask_field(doc, th, "cpuset")) set_mask(r, ev.t, std::move(*mask));
+                if (auto name = doc.as_string(doc.find(th, thread::name))) r.name = std::string(*name);
+            if (auto mask = mask_field(doc, th, thread::cpuset)) set_mask(r, ev, std::move(*mask));
         }
     }
 
@@ -366,6 +423,8 @@ private:
     std::size_t foreign_events_ = 0;
     std::int64_t fatal_signal_t_ = -1;
     std::string fatal_signal_;
+    std::int64_t fatal_signal_number_ = -1;
+    std::uint32_t next_order_ = 0;  // of the next mask change
 };
 
 Result<ProcessImage> interpret(const std::string& name,

@@ -6,7 +6,9 @@
 // change the target thread's mask, MPI snapshots correct masks changed behind
 // our back and reveal threads we did not see created, thread_end and
 // process_end close them. run_loader.hpp merges the images of one process
-// (before and after exec) and builds the model from these records.
+// (before and after exec) and builds the model from these records; the
+// recorder's model writer (preload/process_model_builder.hpp) builds each
+// process's own model from them too: this is the one interpreter of the logs.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +36,13 @@ inline constexpr unsigned kMaxCpuInLog = 16384;
 struct MaskChange {
     std::int64_t t = 0;
     Cpuset cpuset;
+    // The event that set it (process_start, thread_start, affinity,
+    // mpi_init, mpi_finalize, thread_end).
+    event_schema::EventKind reason = event_schema::EventKind::unknown;
+    // Its rank among the image's mask changes in log order (lines of
+    // different threads are not in time order): a process model adds its
+    // MayRunOn paths in this order.
+    std::uint32_t order = 0;
 };
 
 // A wait the recorder saw the thread make (docs/event-log.md, `join`): it
@@ -72,6 +81,10 @@ struct ThreadRecord {
     bool short_lived = false;
     std::optional<Cpuset> attr_cpuset;
     std::vector<MaskChange> masks;  // in time order; the first is the starting mask
+    // The mask read again at its thread_end (a change made behind the
+    // recorder's back shows here), when the end recorded one; not in masks.
+    std::optional<MaskChange> end_mask;
+    bool ended_itself = false;      // its own thread_end was read: end_t is that event's time
     std::vector<WaitRecord> waits;  // in the order recorded
     std::string pthread_handle;     // from thread_start (hex); "" for the main thread
     std::int64_t create_t = -1;       // when its creator called pthread_create; -1: unknown
@@ -88,6 +101,7 @@ struct ProcessImage {
     std::int64_t pid = -1;
     std::int64_t ppid = -1;
     std::int64_t rank = -1;
+    std::int64_t environment_rank = -1;  // the rank process_start gave (from the environment); -1: none
     std::string launcher;           // launcher name; "" for application processes
     std::string exe;
     std::vector<std::string> cmdline;
@@ -96,6 +110,10 @@ struct ProcessImage {
     std::int64_t end_t = -1;        // -1 until closed (see close_image)
     std::string end_how;            // "exit", "_exit", "signal SIGSEGV", "exec", "unknown"
     bool end_known = false;
+    // The event that ended the image: process_end, signal (a fatal one:
+    // end_signal is its number) or exec; unknown when none did.
+    event_schema::EventKind end_event = event_schema::EventKind::unknown;
+    std::int64_t end_signal = -1;
     std::optional<std::int64_t> exit_status;
     std::int64_t utime_us = -1;     // whole process (all threads), from process_end
     std::int64_t stime_us = -1;
@@ -110,7 +128,8 @@ struct ProcessImage {
     std::optional<Cpuset> online_cpus;
     std::vector<std::pair<std::string, std::string>> env;       // binding variables
     std::vector<std::pair<std::string, std::string>> identity;  // rank/job variables
-    std::int64_t mpi_size = -1;
+    std::int64_t mpi_rank = -1;     // rank in MPI_COMM_WORLD, from the last MPI snapshot that had it
+    std::int64_t mpi_size = -1;     // from mpi_init
     std::int64_t mpi_thread_level = -1;
     std::int64_t mpi_init_t = -1;
     std::int64_t mpi_finalize_t = -1;

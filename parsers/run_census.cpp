@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/formats/event_schema.hpp"
 #include "parsers/input_file.hpp"
 
 namespace stacksage {
@@ -34,14 +35,17 @@ ImageStart read_image_start(const fs::path& path) {
     if (read_input_prefix(path.string(), kFirstLineBytes, text)) return s;
     const std::string_view line = std::string_view(text).substr(0, text.find('\n'));
     if (line.empty()) return s;
+    namespace start = event_schema::process_start;
     const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (!j.is_object() || j.value("ev", "") != "process_start") return s;
+    if (!j.is_object() || j.value(event_schema::common::ev, "") != start::event) return s;
     s.readable = true;
-    if (auto it = j.find("t"); it != j.end() && it->is_number_integer()) s.t = it->get<std::int64_t>();
-    if (auto it = j.find("rank"); it != j.end() && it->is_number_integer()) s.rank = it->get<std::int64_t>();
-    if (auto it = j.find("launcher"); it != j.end() && it->is_string() && !it->get<std::string>().empty())
+    if (auto it = j.find(event_schema::common::t); it != j.end() && it->is_number_integer())
+        s.t = it->get<std::int64_t>();
+    if (auto it = j.find(start::rank); it != j.end() && it->is_number_integer()) s.rank = it->get<std::int64_t>();
+    if (auto it = j.find(start::launcher); it != j.end() && it->is_string() && !it->get<std::string>().empty())
         s.launcher = true;
-    if (auto it = j.find("exe"); it != j.end() && it->is_string()) s.exe = fs::path(it->get<std::string>()).filename().string();
+    if (auto it = j.find(start::exe); it != j.end() && it->is_string())
+        s.exe = fs::path(it->get<std::string>()).filename().string();
     return s;
 }
 

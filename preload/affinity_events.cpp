@@ -45,17 +45,18 @@ void prepare(AffinityCall& call, const char* api, int target_tid, std::size_t si
 
 void record(const AffinityCall& call, long rc, int error) {
     process().affinity_calls.fetch_add(1, std::memory_order_relaxed);
+    namespace affinity = event_schema::affinity;
     char buf[4096];
     JsonLine line(buf, sizeof buf);
-    begin_event(line, "affinity");
-    line.field("api", call.api);
-    line.field("target_tid", static_cast<std::int64_t>(call.target_tid));
-    if (call.target_pthread != 0) line.field_hex("target_pthread", call.target_pthread);
-    line.field_bool("target_is_caller", call.target_tid == current_tid());
-    line.field_bool("target_in_process",
+    begin_event(line, affinity::event);
+    line.field(affinity::api, call.api);
+    line.field(affinity::target_tid, static_cast<std::int64_t>(call.target_tid));
+    if (call.target_pthread != 0) line.field_hex(affinity::target_pthread, call.target_pthread);
+    line.field_bool(affinity::target_is_caller, call.target_tid == current_tid());
+    line.field_bool(affinity::target_in_process,
                     call.target_tid > 0 && in_this_process(call.target_tid));
     const Module* caller = creator_module(call.return_address - 1);
-    line.key("caller_module");
+    line.key(affinity::caller_module);
     if (caller != nullptr)
         line.str(caller->path);
     else
@@ -64,18 +65,18 @@ void record(const AffinityCall& call, long rc, int error) {
     // and tells e.g. libhwloc called on behalf of libopen-pal.
     const Module* chain[8];
     int n = module_chain(chain, 8);
-    line.key("callers");
+    line.key(affinity::callers);
     line.open_array();
     for (int i = 0; i < n; ++i) line.str(chain[i]->path);
     line.close_array();
-    line.field_mask("old_cpuset", call.before);
-    line.field_mask("requested_cpuset", call.requested);
+    line.field_mask(affinity::old_cpuset, call.before);
+    line.field_mask(affinity::requested_cpuset, call.requested);
     CpuMask after;
     if (call.target_tid > 0) after.read_thread(call.target_tid);
-    line.field_mask("cpuset", after);
-    line.field("rc", static_cast<std::int64_t>(rc));
-    if (rc != 0) line.field("errno", static_cast<std::int64_t>(error));
-    emit(line, "affinity");
+    line.field_mask(affinity::cpuset, after);
+    line.field(affinity::rc, static_cast<std::int64_t>(rc));
+    if (rc != 0) line.field(affinity::errno_, static_cast<std::int64_t>(error));
+    emit(line, affinity::event);
 }
 
 }  // namespace

@@ -34,13 +34,14 @@ void record_join(const char* api, pthread_t thread, int target_tid, std::uint64_
     if (end_ns < begin_ns + kShortestRecordedWait) return;
     RecorderScope scope;
     const std::int64_t cpu_ns = read_thread_cpu_ns(0);
-    write_event("join", [&](JsonLine& line) {
-        line.field("api", api);
-        line.field_hex("target_pthread", static_cast<std::uintptr_t>(thread));
-        if (target_tid > 0) line.field("target_tid", static_cast<std::int64_t>(target_tid));
-        line.field_u("begin_t", begin_ns);
-        if (cpu_ns >= 0) line.field("cpu_ns", cpu_ns);
-        line.field("rc", static_cast<std::int64_t>(rc));
+    namespace join = event_schema::join;
+    write_event(join::event, [&](JsonLine& line) {
+        line.field(join::api, api);
+        line.field_hex(join::target_pthread, static_cast<std::uintptr_t>(thread));
+        if (target_tid > 0) line.field(join::target_tid, static_cast<std::int64_t>(target_tid));
+        line.field_u(join::begin_t, begin_ns);
+        if (cpu_ns >= 0) line.field(join::cpu_ns, cpu_ns);
+        line.field(join::rc, static_cast<std::int64_t>(rc));
     });
 }
 

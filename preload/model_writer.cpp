@@ -55,12 +55,11 @@ std::string publish(const fs::path& dir, const std::string& name, const std::str
     return failure;
 }
 
-// Calls on_line with each line of the file at path; "" when it was read,
-// else why not. The log is read back by its name, which someone may have
-// given to a FIFO or a link meanwhile (OUT may be a shared /tmp): opened
-// non-blocking and without following a link, and only a regular file read.
-template <class OnLine>
-std::string read_lines(const fs::path& path, OnLine&& on_line) {
+// Reads the whole file at path into text; "" when it was read, else why
+// not. The log is read back by its name, which someone may have given to a
+// FIFO or a link meanwhile (OUT may be a shared /tmp): opened non-blocking
+// and without following a link, and only a regular file read.
+std::string read_log(const fs::path& path, std::string& text) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) return path.string() + ": cannot be read: " + std::strerror(errno);
     struct stat st {};
@@ -68,7 +67,8 @@ std::string read_lines(const fs::path& path, OnLine&& on_line) {
         ::close(fd);
         return path.string() + ": not a regular file";
     }
-    std::string pending;
+    text.clear();
+    text.reserve(static_cast<std::size_t>(st.st_size));
     char buf[1 << 16];
     for (;;) {
         const ssize_t n = ::read(fd, buf, sizeof buf);
@@ -79,18 +79,9 @@ std::string read_lines(const fs::path& path, OnLine&& on_line) {
             return path.string() + ": cannot be read: " + std::strerror(err);
         }
         if (n == 0) break;
-        std::size_t from = 0;
-        for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) {
-            if (buf[i] != '\n') continue;
-            pending.append(buf + from, i - from);
-            on_line(pending);
-            pending.clear();
-            from = i + 1;
-        }
-        pending.append(buf + from, static_cast<std::size_t>(n) - from);
+        text.append(buf, static_cast<std::size_t>(n));
     }
     ::close(fd);
-    if (!pending.empty()) on_line(pending);
     return {};
 }
 
@@ -124,16 +115,21 @@ int write_model(const char* host_dir, const char* log_name, char* error, size_t 
         set_error(error, error_cap, "topology: no machine in " + topology.string());
         return 1;
     }
-    preload::ProcessModelBuilder builder(model, nodes.front());
-    std::string failure = read_lines(dir / log_name, [&](const std::string& line) {
-        nlohmann::json event = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-        if (!event.is_discarded()) builder.apply(event);  // a torn last line is skipped
-    });
-    if (!failure.empty()) {
+    // The log read as the analyzer reads it (parsers/process_log.hpp): the
+    // trailing NULs of the log's last chunk (it is truncated only after
+    // this) and torn lines of threads still writing are skipped there.
+    const fs::path log = dir / log_name;
+    std::string log_text;
+    if (std::string failure = read_log(log, log_text); !failure.empty()) {
         set_error(error, error_cap, failure);
         return 1;
     }
-    builder.finish();
+    Result<ProcessImage> image = parse_process_log(log_text, log.string());
+    if (!image) {
+        set_error(error, error_cap, image.error().message);
+        return 1;
+    }
+    preload::add_process_model(model, nodes.front(), *image);
     const std::string text =
         model_to_json(model).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     if (std::string failure = publish(dir, model_file_name(log_name), text); !failure.empty()) {

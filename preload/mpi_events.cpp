@@ -60,14 +60,15 @@ void record(const char* event, const char* api, int rc, bool after_init) {
         if (auto f = reinterpret_cast<CommQuery>(find_pmpi("PMPI_Comm_size"))) f(world, &size);
         if (auto f = reinterpret_cast<QueryThread>(find_pmpi("PMPI_Query_thread"))) f(&level);
     }
+    namespace snapshot = event_schema::mpi_snapshot;
     big_line_lock().lock();
     JsonLine line(big_line_buffer(), kBigLineBytes);
     begin_event(line, event);
-    line.field("api", api);
-    line.field("rc", static_cast<std::int64_t>(rc));
-    if (rank >= 0) line.field("rank", static_cast<std::int64_t>(rank));
-    if (size >= 0) line.field("size", static_cast<std::int64_t>(size));
-    if (level >= 0) line.field("thread_level", static_cast<std::int64_t>(level));
+    line.field(snapshot::api, api);
+    line.field(snapshot::rc, static_cast<std::int64_t>(rc));
+    if (rank >= 0) line.field(snapshot::rank, static_cast<std::int64_t>(rank));
+    if (size >= 0) line.field(snapshot::size, static_cast<std::int64_t>(size));
+    if (level >= 0) line.field(snapshot::thread_level, static_cast<std::int64_t>(level));
     add_thread_snapshot(line);
     emit(line, event);
     big_line_lock().unlock();
@@ -85,7 +86,7 @@ STACKSAGE_EXPORT int MPI_Init(int* argc, char*** argv) {
     auto pmpi = reinterpret_cast<int (*)(int*, char***)>(find_pmpi("PMPI_Init"));
     if (pmpi == nullptr) return kNoMpiLibrary;
     int rc = pmpi(argc, argv);
-    record("mpi_init", "MPI_Init", rc, true);
+    record(stacksage::event_schema::mpi_init::event, "MPI_Init", rc, true);
     return rc;
 }
 
@@ -94,13 +95,13 @@ STACKSAGE_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int*
         reinterpret_cast<int (*)(int*, char***, int, int*)>(find_pmpi("PMPI_Init_thread"));
     if (pmpi == nullptr) return kNoMpiLibrary;
     int rc = pmpi(argc, argv, required, provided);
-    record("mpi_init", "MPI_Init_thread", rc, true);
+    record(stacksage::event_schema::mpi_init::event, "MPI_Init_thread", rc, true);
     return rc;
 }
 
 STACKSAGE_EXPORT int MPI_Finalize() {
     auto pmpi = reinterpret_cast<int (*)()>(find_pmpi("PMPI_Finalize"));
     if (pmpi == nullptr) return kNoMpiLibrary;
-    record("mpi_finalize", "MPI_Finalize", 0, true);
+    record(stacksage::event_schema::mpi_finalize::event, "MPI_Finalize", 0, true);
     return pmpi();
 }

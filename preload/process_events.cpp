@@ -50,17 +50,18 @@ void add_variables(JsonLine& line, const char* key, bool (*wanted)(const char* n
 }
 
 void add_environment(JsonLine& line) {
-    add_variables(line, "env", is_binding_variable);
-    add_variables(line, "identity", is_identity_variable);
+    add_variables(line, event_schema::process_start::env, is_binding_variable);
+    add_variables(line, event_schema::process_start::identity, is_identity_variable);
 }
 
 void add_rusage(JsonLine& line, const struct rusage& ru) {
-    line.field("utime_us", microseconds(ru.ru_utime));
-    line.field("stime_us", microseconds(ru.ru_stime));
-    line.field("nvcsw", static_cast<std::int64_t>(ru.ru_nvcsw));
-    line.field("nivcsw", static_cast<std::int64_t>(ru.ru_nivcsw));
-    line.field("minflt", static_cast<std::int64_t>(ru.ru_minflt));
-    line.field("majflt", static_cast<std::int64_t>(ru.ru_majflt));
+    namespace end = event_schema::process_end;
+    line.field(end::utime_us, microseconds(ru.ru_utime));
+    line.field(end::stime_us, microseconds(ru.ru_stime));
+    line.field(end::nvcsw, static_cast<std::int64_t>(ru.ru_nvcsw));
+    line.field(end::nivcsw, static_cast<std::int64_t>(ru.ru_nivcsw));
+    line.field(end::minflt, static_cast<std::int64_t>(ru.ru_minflt));
+    line.field(end::majflt, static_cast<std::int64_t>(ru.ru_majflt));
 }
 
 // \param interrupted_recorder the caller is a signal handler that interrupted
@@ -75,32 +76,33 @@ void write_process_end(const char* how, int status, bool interrupted_recorder = 
     // Threads that are never joined (a GNU OpenMP pool, detached helpers)
     // write no thread_end: their CPU time is read here, before the process's.
     if (!interrupted_recorder) write_usage_of_live_threads();
+    namespace end = event_schema::process_end;
     char buf[1024];
     JsonLine line(buf, sizeof buf);
-    begin_event(line, "process_end");
-    line.field("how", how);
-    line.field("status", static_cast<std::int64_t>(status));
+    begin_event(line, end::event);
+    line.field(end::how, how);
+    line.field(end::status, static_cast<std::int64_t>(status));
     struct rusage ru{};
     if (raw::getrusage(RUSAGE_SELF, &ru) == 0) {
         add_rusage(line, ru);
-        line.field("maxrss_kb", static_cast<std::int64_t>(ru.ru_maxrss));
+        line.field(end::maxrss_kb, static_cast<std::int64_t>(ru.ru_maxrss));
     }
     // The main thread's own CPU time: deriving it from the process's total
     // less the other threads' fails when one of them has no figure (a thread
     // only seen in a snapshot). Its tid is the pid; -1 once it is gone.
     const int own_tid = raw::gettid();
     if (const std::int64_t cpu_ns = read_thread_cpu_ns(own_tid == p.pid ? 0 : p.pid); cpu_ns >= 0)
-        line.field("main_cpu_us", cpu_ns / 1000);
+        line.field(end::main_cpu_us, cpu_ns / 1000);
     // The main thread's wait for a CPU: a wait has no process-wide total to derive from.
     if (const SchedWait waited = read_sched_wait(p.pid); waited.run_delay_ns >= 0) {
-        line.field("main_run_delay_ns", waited.run_delay_ns);
-        line.field("main_run_slices", waited.slices);
+        line.field(end::main_run_delay_ns, waited.run_delay_ns);
+        line.field(end::main_run_slices, waited.slices);
     }
-    line.field_u("threads_created", p.thread_seq.load(std::memory_order_relaxed));
-    line.field_u("threads_untraced", p.threads_untraced.load(std::memory_order_relaxed));
-    line.field_u("duration_ns", monotonic_ns() - p.start_mono_ns);
-    if (interrupted_recorder) line.field_bool("interrupted_recorder", true);
-    emit(line, "process_end");
+    line.field_u(end::threads_created, p.thread_seq.load(std::memory_order_relaxed));
+    line.field_u(end::threads_untraced, p.threads_untraced.load(std::memory_order_relaxed));
+    line.field_u(end::duration_ns, monotonic_ns() - p.start_mono_ns);
+    if (interrupted_recorder) line.field_bool(end::interrupted_recorder, true);
+    emit(line, end::event);
 }
 
 // on_exit handlers get the status, also for a return from main (libc calls
@@ -136,13 +138,16 @@ void on_process_exit(int status, void*) {
 // must not write into its parent's log under the parent's pid.
 bool is_our_process() { return raw::getpid() == process().pid; }
 
+// exec (argv given) or exec_failed (error given): both name the path.
 void write_exec_event(const char* event, const char* path, char* const argv[], int error) {
+    namespace exec = event_schema::exec;
+    static_assert(std::string_view(exec::path) == event_schema::exec_failed::path);
     char buf[4096];
     JsonLine line(buf, sizeof buf);
     begin_event(line, event);
-    line.field("path", path);
+    line.field(exec::path, path);
     if (argv != nullptr) {
-        line.key("argv");
+        line.key(exec::argv);
         line.open_array();
         // Bounded: the event must fit one line; the count says what was left out.
         int n = 0;
@@ -153,9 +158,9 @@ void write_exec_event(const char* event, const char* path, char* const argv[], i
             line.str(a, len > 200 ? 200 : len);
         }
         line.close_array();
-        line.field("argc", static_cast<std::int64_t>(n));
+        line.field(exec::argc, static_cast<std::int64_t>(n));
     }
-    if (error != 0) line.field("errno", static_cast<std::int64_t>(error));
+    if (error != 0) line.field(event_schema::exec_failed::errno_, static_cast<std::int64_t>(error));
     emit(line, event);
 }
 
@@ -164,7 +169,7 @@ int traced_exec(const char* path, char* const argv[], Call&& call) {
     if (!tracing_ready() || !is_our_process()) return call();
     {
         RecorderScope scope;
-        write_exec_event("exec", path, argv, 0);
+        write_exec_event(event_schema::exec::event, path, argv, 0);
         // The new image opens its own log; this one keeps only the bytes
         // written (should exec fail, later lines go through pwrite).
         process().log.finish();
@@ -173,7 +178,7 @@ int traced_exec(const char* path, char* const argv[], Call&& call) {
     int saved = errno;
     {
         RecorderScope scope;
-        write_exec_event("exec_failed", path, nullptr, saved);
+        write_exec_event(event_schema::exec_failed::event, path, nullptr, saved);
     }
     errno = saved;
     return rc;
@@ -185,27 +190,28 @@ constexpr int kMaxExeclArgs = 1024;
 }  // namespace
 
 void write_process_start(const char* origin, int image) {
+    namespace start = event_schema::process_start;
     ProcessState& p = process();
     big_line_lock().lock();
     JsonLine line(big_line_buffer(), kBigLineBytes);
-    begin_event(line, "process_start");
-    line.field("origin", origin);
-    line.field("image", static_cast<std::int64_t>(image));
-    line.field("initialised_by", p.initialised_by);
-    line.field("ppid", static_cast<std::int64_t>(p.ppid));
-    line.field("host", p.host);
-    line.key("rank");
+    begin_event(line, start::event);
+    line.field(start::origin, origin);
+    line.field(start::image, static_cast<std::int64_t>(image));
+    line.field(start::initialised_by, p.initialised_by);
+    line.field(start::ppid, static_cast<std::int64_t>(p.ppid));
+    line.field(start::host, p.host);
+    line.key(start::rank);
     if (p.rank >= 0)
         line.i64(p.rank);
     else
         line.null();
-    line.key("launcher");
+    line.key(start::launcher);
     if (p.launcher)
         line.str(p.launcher);
     else
         line.null();
-    line.field("exe", p.exe);
-    line.key("cmdline");
+    line.field(start::exe, p.exe);
+    line.key(start::cmdline);
     line.open_array();
     for (std::size_t i = 0; i < p.cmdline_len;) {
         std::size_t n = std::strlen(p.cmdline + i);
@@ -213,32 +219,32 @@ void write_process_start(const char* origin, int image) {
         i += n + 1;
     }
     line.close_array();
-    if (p.cmdline_truncated) line.field_bool("cmdline_truncated", true);
-    line.field_u("realtime_ns", p.start_real_ns);
-    line.field_u("monotonic_ns", p.start_mono_ns);
+    if (p.cmdline_truncated) line.field_bool(start::cmdline_truncated, true);
+    line.field_u(start::realtime_ns, p.start_real_ns);
+    line.field_u(start::monotonic_ns, p.start_mono_ns);
     CpuMask mask;
     mask.read_thread(0);
-    line.field_mask("cpuset", mask);
-    line.field("cpu", static_cast<std::int64_t>(sched_getcpu()));
+    line.field_mask(start::cpuset, mask);
+    line.field(start::cpu, static_cast<std::int64_t>(sched_getcpu()));
     char text[4096];
-    line.key("cgroup_cpuset");
+    line.key(start::cgroup_cpuset);
     if (read_cgroup_cpuset(text, sizeof text) > 0)
         line.str(text);
     else
         line.null();
-    line.key("online_cpus");
+    line.key(start::online_cpus);
     if (read_online_cpus(text, sizeof text) > 0)
         line.str(text);
     else
         line.null();
-    line.field("log", p.log.file_name());
+    line.field(start::log, p.log.file_name());
     add_environment(line);
-    line.key("tracer");
+    line.key(start::tracer);
     line.open_object();
-    line.field("version", STACKSAGE_VERSION);
-    line.field("schema", static_cast<std::int64_t>(kSchemaVersion));
+    line.field(start::tracer_info::version, STACKSAGE_VERSION);
+    line.field(start::tracer_info::schema, static_cast<std::int64_t>(kSchemaVersion));
     line.close_object();
-    emit(line, "process_start");
+    emit(line, start::event);
     big_line_lock().unlock();
 }
 
@@ -292,14 +298,15 @@ STACKSAGE_EXPORT pid_t fork() {
     int saved = errno;
     {
         RecorderScope scope;
+        namespace schema = stacksage::event_schema;
         char buf[256];
         JsonLine line(buf, sizeof buf);
-        begin_event(line, child > 0 ? "fork" : "fork_failed");
+        begin_event(line, child > 0 ? schema::fork::event : schema::fork_failed::event);
         if (child > 0)
-            line.field("child_pid", static_cast<std::int64_t>(child));
+            line.field(schema::fork::child_pid, static_cast<std::int64_t>(child));
         else
-            line.field("errno", static_cast<std::int64_t>(saved));
-        emit(line, "fork");
+            line.field(schema::fork_failed::errno_, static_cast<std::int64_t>(saved));
+        emit(line, schema::fork::event);
     }
     errno = saved;
     return child;

@@ -70,14 +70,15 @@ void write_process_model_at_exit(const char* skip_reason) {
         // The writer stays loaded: the process is exiting anyway, and its
         // static destructors run with everyone else's.
     }
+    namespace model = event_schema::model;
     char buf[1024];
     JsonLine line(buf, sizeof buf);
-    begin_event(line, "model");
-    line.field_bool("ok", ok);
-    if (!ok) line.field("error", error);
-    else if (error[0] != '\0') line.field("note", error);  // a worked-around problem
-    line.field_u("duration_ns", monotonic_ns() - start);
-    emit(line, "model");
+    begin_event(line, model::event);
+    line.field_bool(model::ok, ok);
+    if (!ok) line.field(model::error, error);
+    else if (error[0] != '\0') line.field(model::note, error);  // a worked-around problem
+    line.field_u(model::duration_ns, monotonic_ns() - start);
+    emit(line, model::event);
 }
 
 }  // namespace stacksage::preload

@@ -51,12 +51,13 @@ void start_sampling() {
     static char message[4096];
     const bool started = config.options.selection.enabled() &&
                          sampling::sampler_start(config, message, sizeof message);
-    write_event("sampling", [&](JsonLine& line) {
+    namespace sampling_event = event_schema::sampling;
+    write_event(sampling_event::event, [&](JsonLine& line) {
         const char* requested = std::getenv("STACKSAGE_SAMPLE");
-        line.field("requested", requested ? requested : "");
-        line.field_bool("started", started);
-        line.field("message", message);
-        if (!options_ok) line.field("error", options_error);
+        line.field(sampling_event::requested, requested ? requested : "");
+        line.field_bool(sampling_event::started, started);
+        line.field(sampling_event::message, message);
+        if (!options_ok) line.field(sampling_event::error, options_error);
     });
     if (!options_ok) {
         char text[700];
@@ -85,13 +86,14 @@ void finish_sampling_at_exit() {
     log_stem(stem, sizeof stem);
     const std::uint64_t start = monotonic_ns();
     const bool ok = sampling::sampler_finish(dir, stem, error, sizeof error);
-    write_event("samples", [&](JsonLine& line) {
+    namespace samples = event_schema::samples;
+    write_event(samples::event, [&](JsonLine& line) {
         char file[600];
         TextBuffer(file, sizeof file).add(stem).add(".samples.jsonl");
-        line.field("file", file);
-        line.field_bool("ok", ok);
-        if (!ok) line.field("error", error);
-        line.field_u("duration_ns", monotonic_ns() - start);
+        line.field(samples::file, file);
+        line.field_bool(samples::ok, ok);
+        if (!ok) line.field(samples::error, error);
+        line.field_u(samples::duration_ns, monotonic_ns() - start);
     });
 }
 

@@ -98,21 +98,22 @@ void record(int sig, const siginfo_t* info, const char* disposition) {
         return;
     if (raw::getpid() != process().pid) return;
     RecorderScope scope;
+    namespace signal_event = event_schema::signal;
     char buf[512];
     JsonLine line(buf, sizeof buf);
-    begin_event(line, "signal");
-    line.field("signal", static_cast<std::int64_t>(sig));
-    line.field("name", signal_name(sig));
-    line.field("disposition", disposition);
-    line.field_bool("fatal", disposition[0] == 'd');
+    begin_event(line, signal_event::event);
+    line.field(signal_event::signal, static_cast<std::int64_t>(sig));
+    line.field(signal_event::name, signal_name(sig));
+    line.field(signal_event::disposition, disposition);
+    line.field_bool(signal_event::fatal, disposition[0] == 'd');
     if (info != nullptr) {
-        line.field("code", static_cast<std::int64_t>(info->si_code));
+        line.field(signal_event::code, static_cast<std::int64_t>(info->si_code));
         if (is_fault(sig))
-            line.field_hex("addr", reinterpret_cast<std::uintptr_t>(info->si_addr));
+            line.field_hex(signal_event::addr, reinterpret_cast<std::uintptr_t>(info->si_addr));
         else if (info->si_code == SI_USER || info->si_code == SI_TKILL)
-            line.field("sender_pid", static_cast<std::int64_t>(info->si_pid));
+            line.field(signal_event::sender_pid, static_cast<std::int64_t>(info->si_pid));
     }
-    emit(line, "signal");
+    emit(line, signal_event::event);
 }
 
 void handler(int sig, siginfo_t* info, void* context) {

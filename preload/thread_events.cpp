@@ -156,27 +156,28 @@ void write_thread_end(const char* how) {
         mask.read_thread(0);
         have_usage = raw::getrusage(RUSAGE_THREAD, &ru) == 0;
     }
-    write_event("thread_end", [&](JsonLine& line) {
-        line.field("how", how);
-        if (t.traced) line.field_u("seq", t.seq);
+    namespace end = event_schema::thread_end;
+    write_event(end::event, [&](JsonLine& line) {
+        line.field(end::how, how);
+        if (t.traced) line.field_u(end::seq, t.seq);
         if (short_lived)
-            line.field_bool("short_lived", true);
+            line.field_bool(end::short_lived, true);
         else
-            line.field_mask("cpuset", mask);
-        line.field("cpu", static_cast<std::int64_t>(sched_getcpu()));
+            line.field_mask(end::cpuset, mask);
+        line.field(end::cpu, static_cast<std::int64_t>(sched_getcpu()));
         if (have_usage) {
-            line.field("utime_us", microseconds(ru.ru_utime));
-            line.field("stime_us", microseconds(ru.ru_stime));
-            line.field("nvcsw", static_cast<std::int64_t>(ru.ru_nvcsw));
-            line.field("nivcsw", static_cast<std::int64_t>(ru.ru_nivcsw));
+            line.field(end::utime_us, microseconds(ru.ru_utime));
+            line.field(end::stime_us, microseconds(ru.ru_stime));
+            line.field(end::nvcsw, static_cast<std::int64_t>(ru.ru_nvcsw));
+            line.field(end::nivcsw, static_cast<std::int64_t>(ru.ru_nivcsw));
         }
-        if (t.start_ns != 0) line.field_u("duration_ns", end_ns - t.start_ns);
+        if (t.start_ns != 0) line.field_u(end::duration_ns, end_ns - t.start_ns);
         // How long it waited for a CPU: it tells a starved thread from an
         // idle one (analysis/activity.hpp).
         if (run_delay_is_wanted(have_usage ? cpu_ns_of(ru) : -1, t.start_ns, end_ns))
             if (const SchedWait waited = read_sched_wait(0); waited.run_delay_ns >= 0) {
-                line.field("run_delay_ns", waited.run_delay_ns);
-                line.field("run_slices", waited.slices);
+                line.field(end::run_delay_ns, waited.run_delay_ns);
+                line.field(end::run_slices, waited.slices);
             }
     });
 }
@@ -207,17 +208,18 @@ void write_live_thread_usage(int tid, std::uint64_t start_ns, void* context) {
     }
     // A small line of its own (not write_event): exit may be called from a
     // signal handler, where the shared big buffer's lock must not be taken.
+    namespace usage = event_schema::thread_usage_at_exit;
     char buf[256];
     JsonLine line(buf, sizeof buf);
-    begin_event(line, "thread_usage_at_exit");
-    line.field("target_tid", static_cast<std::int64_t>(tid));
-    line.field("cpu_us", cpu_ns / 1000);
-    if (start_ns != 0 && walk.now_ns > start_ns) line.field_u("duration_ns", walk.now_ns - start_ns);
+    begin_event(line, usage::event);
+    line.field(usage::target_tid, static_cast<std::int64_t>(tid));
+    line.field(usage::cpu_us, cpu_ns / 1000);
+    if (start_ns != 0 && walk.now_ns > start_ns) line.field_u(usage::duration_ns, walk.now_ns - start_ns);
     if (waited.run_delay_ns >= 0) {
-        line.field("run_delay_ns", waited.run_delay_ns);
-        line.field("run_slices", waited.slices);
+        line.field(usage::run_delay_ns, waited.run_delay_ns);
+        line.field(usage::run_slices, waited.slices);
     }
-    emit(line, "thread_usage_at_exit");
+    emit(line, usage::event);
 }
 
 }  // namespace
@@ -262,22 +264,23 @@ extern "C" void stacksage_thread_begin(void* launch, void* (**start)(void*), voi
         }
         // The slot is read in place (no copy of its masks onto this young
         // stack) and released once the line is written.
-        write_event("thread_start", [&](JsonLine& line) {
-            line.field_u("seq", t.seq);
+        namespace start = stacksage::event_schema::thread_start;
+        write_event(start::event, [&](JsonLine& line) {
+            line.field_u(start::seq, t.seq);
             // The handle joins this thread to thread_name and affinity events
             // that named it before it had started (and registered its tid).
-            line.field_hex("pthread", static_cast<std::uintptr_t>(pthread_self()));
-            line.field("creator_tid", static_cast<std::int64_t>(l->creator_tid));
-            add_module(line, "creator_module", l->creator);
-            add_module(line, "start_module", l->start_module);
+            line.field_hex(start::pthread, static_cast<std::uintptr_t>(pthread_self()));
+            line.field(start::creator_tid, static_cast<std::int64_t>(l->creator_tid));
+            add_module(line, start::creator_module, l->creator);
+            add_module(line, start::start_module, l->start_module);
             if (l->start_module != nullptr)
-                line.field_hex("start_offset", reinterpret_cast<std::uintptr_t>(l->start) -
-                                                   l->start_module->start);
-            line.field_u("create_t", l->create_ns);
-            if (l->creator_cpu_ns >= 0) line.field("creator_cpu_ns", l->creator_cpu_ns);
-            if (l->attr_mask.valid) line.field_mask("attr_cpuset", l->attr_mask);
-            line.field_mask("cpuset", *start_mask);
-            line.field("cpu", static_cast<std::int64_t>(sched_getcpu()));
+                line.field_hex(start::start_offset, reinterpret_cast<std::uintptr_t>(l->start) -
+                                                        l->start_module->start);
+            line.field_u(start::create_t, l->create_ns);
+            if (l->creator_cpu_ns >= 0) line.field(start::creator_cpu_ns, l->creator_cpu_ns);
+            if (l->attr_mask.valid) line.field_mask(start::attr_cpuset, l->attr_mask);
+            line.field_mask(start::cpuset, *start_mask);
+            line.field(start::cpu, static_cast<std::int64_t>(sched_getcpu()));
         });
     }
     release_launch(l);
@@ -342,9 +345,10 @@ STACKSAGE_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* att
         RecorderScope scope;
         char buf[512];
         JsonLine line(buf, sizeof buf);
-        begin_event(line, "thread_create_failed");
-        line.field("error", static_cast<std::int64_t>(rc));
-        emit(line, "thread_create_failed");
+        namespace failed = stacksage::event_schema::thread_create_failed;
+        begin_event(line, failed::event);
+        line.field(failed::error, static_cast<std::int64_t>(rc));
+        emit(line, failed::event);
     }
     return rc;
 }
@@ -371,10 +375,11 @@ STACKSAGE_EXPORT int pthread_setname_np(pthread_t thread, const char* name) {
                      : find_thread_tid(static_cast<std::uintptr_t>(thread));
     char buf[512];
     JsonLine line(buf, sizeof buf);
-    begin_event(line, "thread_name");
-    line.field("target_tid", static_cast<std::int64_t>(target));
-    line.field_hex("target_pthread", static_cast<std::uintptr_t>(thread));
-    line.field("name", name);
-    emit(line, "thread_name");
+    namespace naming = stacksage::event_schema::thread_name;
+    begin_event(line, naming::event);
+    line.field(naming::target_tid, static_cast<std::int64_t>(target));
+    line.field_hex(naming::target_pthread, static_cast<std::uintptr_t>(thread));
+    line.field(naming::name, name);
+    emit(line, naming::event);
     return rc;
 }

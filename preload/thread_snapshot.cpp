@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 
+#include "core/formats/event_schema.hpp"
 #include "preload/raw_syscall.hpp"
 #include "preload/recorder_threads.hpp"
 #include "preload/text.hpp"
@@ -21,7 +22,8 @@ struct LinuxDirent64 {
 void add_thread_snapshot(JsonLine& line) {
     // A recorder thread still starting has no tid in the registry yet.
     wait_for_starting_recorder_threads();
-    line.key("threads");
+    namespace snapshot = event_schema::mpi_snapshot;
+    line.key(snapshot::threads);
     line.open_array();
     long dir = raw::openat(AT_FDCWD, "/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir < 0) {
@@ -41,16 +43,16 @@ void add_thread_snapshot(JsonLine& line) {
             const int tid = static_cast<int>(number);
             if (is_recorder_thread(tid)) continue;  // the recorder's own (the drain thread): not the application's
             line.open_object();
-            line.field("tid", static_cast<std::int64_t>(tid));
+            line.field(snapshot::thread::tid, static_cast<std::int64_t>(tid));
             char path[64];
             TextBuffer(path, sizeof path).add("/proc/self/task/").add_int(tid).add("/comm");
             char name[64];
             long len = raw::read_small_file(AT_FDCWD, path, name, sizeof name);
             if (len > 0 && name[len - 1] == '\n') name[--len] = '\0';
-            if (len > 0) line.field("name", name);
+            if (len > 0) line.field(snapshot::thread::name, name);
             CpuMask mask;
             mask.read_thread(tid);
-            line.field_mask("cpuset", mask);
+            line.field_mask(snapshot::thread::cpuset, mask);
             line.close_object();
         }
     }

@@ -152,14 +152,15 @@ void write_topology_once() {
     // each paying for it.
     if (rc == 0) raw::unlinkat(dir, kClaimFile, 0);
 
+    namespace topology = event_schema::topology;
     char buf[512];
     JsonLine line(buf, sizeof buf);
-    begin_event(line, "topology");
-    line.field("file", kTopologyFile);
-    line.field_bool("ok", rc == 0);
-    if (why != nullptr) line.field("error", why);
-    line.field_u("duration_ns", monotonic_ns() - start);
-    emit(line, "topology");
+    begin_event(line, topology::event);
+    line.field(topology::file, kTopologyFile);
+    line.field_bool(topology::ok, rc == 0);
+    if (why != nullptr) line.field(topology::error, why);
+    line.field_u(topology::duration_ns, monotonic_ns() - start);
+    emit(line, topology::event);
 }
 
 }  // namespace stacksage::preload

@@ -196,12 +196,13 @@ bool tracing_ready() {
 }
 
 void begin_event(JsonLine& line, const char* event) {
+    namespace common = event_schema::common;
     line.open_object();
-    line.field("v", static_cast<std::int64_t>(kSchemaVersion));
-    line.field("ev", event);
-    line.field_u("t", monotonic_ns());
-    line.field("pid", static_cast<std::int64_t>(g_process.pid));
-    line.field("tid", static_cast<std::int64_t>(current_tid()));
+    line.field(common::v, static_cast<std::int64_t>(kSchemaVersion));
+    line.field(common::ev, event);
+    line.field_u(common::t, monotonic_ns());
+    line.field(common::pid, static_cast<std::int64_t>(g_process.pid));
+    line.field(common::tid, static_cast<std::int64_t>(current_tid()));
 }
 
 void emit(JsonLine& line, const char* event) {
@@ -213,7 +214,7 @@ void emit(JsonLine& line, const char* event) {
     char small[256];
     JsonLine fallback(small, sizeof small);
     begin_event(fallback, event);
-    fallback.field_bool("truncated", true);
+    fallback.field_bool(event_schema::common::truncated, true);
     n = fallback.finish();
     if (n != 0) g_process.log.write(small, n);
 }

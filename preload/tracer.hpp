@@ -17,12 +17,13 @@
 
 #include "preload/event_log.hpp"
 #include "preload/json_line.hpp"
+#include "core/formats/event_schema.hpp"
 #include "preload/raw_syscall.hpp"
 
 namespace stacksage::preload {
 
 // Version of the event-log schema (docs/event-log.md); in every line as "v".
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = event_schema::kVersion;
 
 enum class TracerState : int { Uninitialised, Initialising, Ready, Disabled };
 
@@ -108,8 +109,8 @@ inline std::int64_t microseconds(const struct timeval& tv) {
     return static_cast<std::int64_t>(tv.tv_sec) * 1'000'000 + tv.tv_usec;
 }
 
-// Opens the line's object and writes the fields every event has:
-// "v", "ev", "t", "pid", "tid".
+// Opens the line's object and writes the fields every event has
+// (event_schema::common). event: the event's name, one of event_schema's.
 void begin_event(JsonLine& line, const char* event);
 // Finishes and writes the line; an overflowed line is replaced by a short
 // one with "truncated": true so the event is still counted.
