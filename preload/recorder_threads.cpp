@@ -1,5 +1,6 @@
 #include "preload/recorder_threads.hpp"
 
+#include <fcntl.h>
 #include <sys/prctl.h>
 #include <time.h>
 
@@ -68,6 +69,30 @@ void wait_for_starting_recorder_threads() {
         struct timespec pause{0, 100'000};
         raw::syscall6(SYS_nanosleep, reinterpret_cast<long>(&pause), 0);
     }
+}
+
+bool only_recorder_threads_left() {
+    // "pid (comm) S ppid ...": the state is the leader's; num_threads is the
+    // 20th field, the 18th after the state. comm may hold spaces and ')'.
+    char stat[1024];
+    const long n = raw::read_small_file(AT_FDCWD, "/proc/self/stat", stat, sizeof stat);
+    if (n <= 0) return false;
+    const char* end = stat + n;
+    const char* p = end;
+    while (p > stat && p[-1] != ')') --p;
+    if (p == stat || end - p < 3) return false;
+    const char state = p[1];
+    if (state != 'Z') return false;  // the main thread is still there
+    p += 2;
+    for (int field = 0; field < 17 && p < end; ++p)
+        if (*p == ' ') ++field;
+    long threads = 0;
+    for (; p < end && *p >= '0' && *p <= '9'; ++p) threads = threads * 10 + (*p - '0');
+    int recorder = g_starting.load(std::memory_order_acquire);
+    for (const auto& slot : g_tids)
+        if (slot.load(std::memory_order_acquire) != 0) ++recorder;
+    // The zombie leader is still counted until the process ends.
+    return threads > 0 && threads <= 1 + recorder;
 }
 
 void forget_recorder_threads() {

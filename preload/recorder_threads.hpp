@@ -35,6 +35,15 @@ bool is_recorder_thread(int tid);
 // registered. For snapshots, which are rare (MPI_Init, MPI_Finalize).
 void wait_for_starting_recorder_threads();
 
+// Whether the application has no thread left, only the recorder's: its main
+// thread has ended (pthread_exit: the process's leader is a zombie) and every
+// other thread of the process is a registered recorder thread. glibc ends a
+// process when its last thread ends, counting every thread pthread_create
+// made, the recorder's included: a recorder thread that lived on would keep
+// such a process alive for ever. One read of /proc/self/stat; false when it
+// cannot be read (the recorder thread then lives on, as before).
+bool only_recorder_threads_left();
+
 // In a forked child: the parent's recorder threads do not exist there.
 void forget_recorder_threads();
 

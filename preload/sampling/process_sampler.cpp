@@ -52,6 +52,13 @@ alignas(64) unsigned char g_raw_buffer[64 * 1024];
 // The drain thread.
 std::atomic<bool> g_stop{false};
 std::atomic<bool> g_drainer_running{false};
+// Set once the main thread has ended through pthread_exit: from then on any
+// ending thread may be the application's last (drain_loop).
+std::atomic<bool> g_main_thread_ended{false};
+// Until then (CLOCK_MONOTONIC ns), the drain thread looks every millisecond
+// whether only the recorder's threads are left: a thread that ends is gone
+// from the kernel's count a moment after its last call into us.
+std::atomic<std::uint64_t> g_watch_for_last_thread_until_ns{0};
 // A forked child starts its drain thread with its first new thread, not in
 // fork() itself (creating threads there is what fork's rules warn about).
 std::atomic<bool> g_drainer_pending{false};
@@ -76,6 +83,20 @@ void note_failure(Backend b, const char* error) {
         TextBuffer(live.first_error, sizeof live.first_error).add(error);
 }
 
+// At each thread's end: once the main thread has ended (pthread_exit), the
+// ending thread may be the application's last, so the drain thread watches
+// closely for a while (drain_loop); the process then ends within about a
+// millisecond of it, as it would without us.
+void watch_for_the_last_thread() {
+    if (!g_main_thread_ended.load(std::memory_order_relaxed)) {
+        if (current_tid() != static_cast<int>(::syscall(SYS_getpid))) return;
+        g_main_thread_ended.store(true, std::memory_order_relaxed);
+    }
+    g_watch_for_last_thread_until_ns.store(monotonic_ns() + 100'000'000, std::memory_order_release);
+    const char byte = 1;
+    if (g_wake_pipe[1] >= 0) (void)!::write(g_wake_pipe[1], &byte, 1);
+}
+
 void finish_slot(ThreadSlot& s, bool own_thread) {
     disable_thread_events(s.events);
     s.drain(&g_raw);
@@ -97,6 +118,7 @@ void* drain_loop(void*) {
     // It is the recorder's, not the application's: snapshots of the
     // process's threads and the reports must not count it.
     preload::register_this_recorder_thread("stacksage-drain");
+    std::uint64_t next_alone_check_ns = 0;
     while (!g_stop.load(std::memory_order_acquire)) {
         nfds_t n = 0;
         g_pollfds[n++] = {g_wake_pipe[0], POLLIN, 0};
@@ -109,10 +131,22 @@ void* drain_loop(void*) {
         }
         // The kernel wakes us when a ring passes its watermark (half full);
         // the timeout bounds how stale the others get.
-        ::poll(g_pollfds, n, 200);
+        const bool watching = monotonic_ns() < g_watch_for_last_thread_until_ns.load(std::memory_order_acquire);
+        ::poll(g_pollfds, n, watching ? 1 : 200);
         if (g_pollfds[0].revents & POLLIN) {
             char buf[16];
             while (::read(g_wake_pipe[0], buf, sizeof buf) > 0) {}
+        }
+        // A program whose main thread left through pthread_exit ends when its
+        // last thread ends, by glibc's count of threads, which counts this
+        // one: once only the recorder's threads are left, this one ends too,
+        // and glibc's exit(0) in it ends the process as it would have ended
+        // without us (the exit handlers, ours included, run here). Looked at
+        // every 200 ms (one read of /proc/self/stat), and every millisecond
+        // for 100 ms after a thread ended once the main thread had.
+        if (const std::uint64_t now = monotonic_ns(); watching || now >= next_alone_check_ns) {
+            next_alone_check_ns = now + 200'000'000;
+            if (preload::only_recorder_threads_left()) break;
         }
         for (std::size_t i = 0; i < count && i < kMaxSampledThreads; ++i) {
             ThreadSlot* s = g_slots[i];
@@ -149,7 +183,9 @@ void start_drainer() {
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, 256 * 1024);
+    // The default stack size, not a small one: when the application's threads
+    // are all gone, the process's exit handlers (the application's and the
+    // model writer) run on this thread (drain_loop).
     preload::recorder_thread_starting();
     if (g_config.start_thread(&thread, &attr, &drain_loop, nullptr) != 0) {
         g_drainer_running.store(false);
@@ -272,6 +308,7 @@ void sampler_thread_begin() {
 }
 
 void sampler_thread_end() {
+    watch_for_the_last_thread();
     ThreadSlot* s = t_slot;
     if (s == nullptr) return;
     ErrnoGuard guard;
@@ -294,6 +331,9 @@ void sampler_drain_all() {
 }
 
 void sampler_after_fork_child() {
+    // The forking thread is the child's main thread.
+    g_main_thread_ended.store(false, std::memory_order_relaxed);
+    g_watch_for_last_thread_until_ns.store(0, std::memory_order_relaxed);
     if (!sampler_active()) return;
     ErrnoGuard guard;
     // The parent's rings are not mapped in the child (perf mappings are not

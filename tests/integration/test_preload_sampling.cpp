@@ -3,6 +3,7 @@
 // summary next to the event log at exit (docs/sample-file.md).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
 #include <map>
 #include <string>
@@ -164,6 +165,50 @@ TEST(PreloadSampling, UnavailableBackendsAreExplainedAndTheRunGoesOn) {
         }
     }
     EXPECT_EQ(backends, 5);
+}
+
+// A program whose main thread leaves through pthread_exit ends when its
+// last thread does: glibc calls exit(0) in the last thread it knows of. The
+// sampler's drain thread is one of them, and it kept such a process alive
+// for ever, a zombie main thread and the drain thread polling (found with
+// examples/thread_exit under --sample=auto). Now the drain thread ends once
+// only the recorder's threads are left, and glibc's exit(0) in it ends the
+// process, with everything recorded.
+TEST(PreloadSampling, AProgramWhoseMainThreadCallsPthreadExitStillEnds) {
+    TempDir out;
+    RunOptions o;
+    o.argv = {stacksage_binary(), "run", "--sample=pagefault,cpuclock", "-o", out.path().string(), "--",
+              example("thread_exit")};
+    o.preload = false;
+    o.timeout = std::chrono::seconds(20);
+    const auto start = std::chrono::steady_clock::now();
+    RunResult res = run(o);
+    const auto took = std::chrono::steady_clock::now() - start;
+    ASSERT_EQ(res.exit_code(), 0) << res.err;
+    EXPECT_LT(took, std::chrono::seconds(10));
+    EXPECT_NE(res.out.find("thread_exit: last thread done"), std::string::npos) << res.out;
+    const Recorded r = recorded(out);
+    bool sampling = false, process_end = false, model = false;
+    for (const auto& e : r.events) {
+        sampling = sampling || e["ev"] == "sampling";
+        model = model || e["ev"] == "model";
+        if (e["ev"] == "process_end") {
+            process_end = true;
+            EXPECT_EQ(e["status"], 0) << e.dump();
+        }
+    }
+    EXPECT_TRUE(sampling);
+    EXPECT_TRUE(process_end);
+    EXPECT_TRUE(model);
+    EXPECT_FALSE(r.summary.empty());
+    // The drain thread is the recorder's: the report counts the application's threads only.
+    RunOptions report;
+    report.argv = {stacksage_binary(), "report", "--color", "never", out.path().string()};
+    report.preload = false;
+    RunResult text = run(report);
+    ASSERT_EQ(text.exit_code(), 0) << text.err;
+    EXPECT_NE(text.out.find("created 3 threads (4 with the main thread"), std::string::npos) << text.out;
+    EXPECT_EQ(text.out.find("stacksage-drain"), std::string::npos) << text.out;
 }
 
 }  // namespace stacksage::testing
