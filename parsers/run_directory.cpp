@@ -66,7 +66,7 @@ int write_whole(int fd, std::string_view data) {
 // ---- the layout -------------------------------------------------------------
 
 LogFileName parse_log_file_name(std::string_view name) {
-    return {number_after(name, "pid-"), number_after(name, "rank-")};
+    return {number_after(name, run_layout::kPidPrefix), number_after(name, run_layout::kRankPrefix)};
 }
 
 bool is_event_log_name(std::string_view name) {
@@ -74,7 +74,7 @@ bool is_event_log_name(std::string_view name) {
 }
 
 std::int64_t image_number(std::string_view file) {
-    if (file.ends_with(".jsonl")) file.remove_suffix(6);
+    if (file.ends_with(run_layout::kEventLogSuffix)) file.remove_suffix(run_layout::kEventLogSuffix.size());
     std::size_t digits = 0;
     while (digits < file.size() && digits < 9 && file[file.size() - 1 - digits] >= '0' &&
            file[file.size() - 1 - digits] <= '9')

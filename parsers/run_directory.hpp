@@ -23,19 +23,23 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/formats/run_layout.hpp"
 #include "core/result.hpp"
 
 namespace stacksage {
 
 // ---- the layout -------------------------------------------------------------
 
+// The file names are the recorder's too (core/formats/run_layout.hpp).
 namespace run_layout {
-inline constexpr std::string_view kRunJson = "run.json";
-inline constexpr std::string_view kTopologyXml = "topology.xml";
-inline constexpr std::string_view kTopologySnapshot = "topology.snap";
-inline constexpr std::string_view kEventLogSuffix = ".jsonl";
-inline constexpr std::string_view kSamplesSuffix = ".samples.jsonl";
-inline constexpr std::string_view kModelSuffix = ".model.json";
+inline constexpr std::string_view kRunJson = formats::run_layout::kRunJson;
+inline constexpr std::string_view kTopologyXml = formats::run_layout::kTopologyXml;
+inline constexpr std::string_view kTopologySnapshot = formats::run_layout::kTopologySnapshot;
+inline constexpr std::string_view kRankPrefix = formats::run_layout::kRankPrefix;
+inline constexpr std::string_view kPidPrefix = formats::run_layout::kPidPrefix;
+inline constexpr std::string_view kEventLogSuffix = formats::run_layout::kEventLogSuffix;
+inline constexpr std::string_view kSamplesSuffix = formats::run_layout::kSamplesSuffix;
+inline constexpr std::string_view kModelSuffix = formats::run_layout::kModelSuffix;
 inline constexpr std::string_view kDefaultNamePrefix = "stacksage-";
 }  // namespace run_layout
 

@@ -8,6 +8,7 @@
 
 #include <cstring>
 
+#include "core/formats/run_layout.hpp"
 #include "preload/raw_syscall.hpp"
 #include "preload/stderr_notice.hpp"
 #include "preload/text.hpp"
@@ -123,10 +124,11 @@ namespace {
 // rank-0003.pid-4711.1.jsonl, .2, ... for the images after exec.
 void log_name(char* out, std::size_t cap, long rank, int pid, unsigned image) {
     TextBuffer name(out, cap);
-    if (rank >= 0) name.add("rank-").add_uint(static_cast<unsigned long>(rank), 4).add(".");
-    name.add("pid-").add_uint(static_cast<unsigned>(pid));
+    namespace layout = formats::run_layout;
+    if (rank >= 0) name.add(layout::kRankPrefix).add_uint(static_cast<unsigned long>(rank), 4).add(".");
+    name.add(layout::kPidPrefix).add_uint(static_cast<unsigned>(pid));
     if (image > 0) name.add(".").add_uint(image);
-    name.add(".jsonl");
+    name.add(layout::kEventLogSuffix);
 }
 
 // Whether anything has the name in dir (a file, a link, a FIFO: O_PATH opens

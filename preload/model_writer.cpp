@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <string>
 
+#include "core/formats/run_layout.hpp"
 #include "core/model_json.hpp"
 #include "parsers/hwloc_loader.hpp"
 #include "parsers/node_topology_cache.hpp"
@@ -86,21 +87,21 @@ std::string read_log(const fs::path& path, std::string& text) {
 }
 
 std::string model_file_name(const std::string& log_name) {
-    const std::string suffix = ".jsonl";
+    const std::string suffix = formats::run_layout::kEventLogSuffix;
     std::string stem = log_name.size() > suffix.size() &&
                                log_name.compare(log_name.size() - suffix.size(), suffix.size(), suffix) == 0
                            ? log_name.substr(0, log_name.size() - suffix.size())
                            : log_name;
-    return stem + ".model.json";
+    return stem + formats::run_layout::kModelSuffix;
 }
 
 int write_model(const char* host_dir, const char* log_name, char* error, size_t error_cap) {
     const fs::path dir(host_dir);
-    const fs::path topology = dir / "topology.xml";
+    const fs::path topology = dir / formats::run_layout::kTopologyXml;
     // The first process of the node to get here converts the node's topology
     // and publishes it as a snapshot; every other one maps it (and so does
     // the analyzer), instead of each parsing the XML again.
-    Result<NodeTopology> loaded = load_or_publish_node_topology((dir / "topology.snap").string(), [&] {
+    Result<NodeTopology> loaded = load_or_publish_node_topology((dir / formats::run_layout::kTopologySnapshot).string(), [&] {
         std::error_code ec;
         return fs::exists(topology, ec) ? load_hwloc_xml(topology.string()) : discover_this_machine();
     });

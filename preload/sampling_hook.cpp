@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/formats/run_layout.hpp"
 #include "preload/real_functions.hpp"
 #include "preload/sampling/process_sampler.hpp"
 #include "preload/text.hpp"
@@ -14,9 +15,11 @@ namespace {
 
 // The log's name without ".jsonl": the summary and raw files share it.
 void log_stem(char* out, std::size_t cap) {
+    namespace layout = formats::run_layout;
+    constexpr std::size_t suffix = layout::length_of(layout::kEventLogSuffix);
     const char* name = process().log.file_name();
     std::size_t n = std::strlen(name);
-    if (n > 6 && std::strcmp(name + n - 6, ".jsonl") == 0) n -= 6;
+    if (n > suffix && std::strcmp(name + n - suffix, layout::kEventLogSuffix) == 0) n -= suffix;
     TextBuffer(out, cap).add(name, n);
 }
 
@@ -89,7 +92,7 @@ void finish_sampling_at_exit() {
     namespace samples = event_schema::samples;
     write_event(samples::event, [&](JsonLine& line) {
         char file[600];
-        TextBuffer(file, sizeof file).add(stem).add(".samples.jsonl");
+        TextBuffer(file, sizeof file).add(stem).add(formats::run_layout::kSamplesSuffix);
         line.field(samples::file, file);
         line.field_bool(samples::ok, ok);
         if (!ok) line.field(samples::error, error);

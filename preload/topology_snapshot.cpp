@@ -15,6 +15,7 @@
 #include <hwloc.h>
 #include <hwloc/export.h>
 
+#include "core/formats/run_layout.hpp"
 #include "preload/raw_syscall.hpp"
 #include "preload/text.hpp"
 #include "preload/tracer.hpp"
@@ -23,7 +24,7 @@ namespace stacksage::preload {
 
 namespace {
 
-constexpr const char* kTopologyFile = "topology.xml";
+constexpr const char* kTopologyFile = formats::run_layout::kTopologyXml;
 constexpr const char* kClaimFile = "topology.xml.claim";
 
 struct Hwloc {

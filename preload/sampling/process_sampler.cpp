@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "core/formats/run_layout.hpp"
 #include "preload/raw_syscall.hpp"
 #include "preload/recorder_threads.hpp"
 #include "preload/text.hpp"
@@ -390,7 +391,7 @@ bool sampler_finish(const char* dir, const char* stem, char* error, std::size_t 
     g_active.store(false, std::memory_order_release);
     g_raw.writer.close();
     char path[4352];
-    TextBuffer(path, sizeof path).add(dir).add("/").add(stem).add(".samples.jsonl");
+    TextBuffer(path, sizeof path).add(dir).add("/").add(stem).add(formats::run_layout::kSamplesSuffix);
     return write_sample_summary(path, g_config, error, error_cap);
 }
 
