@@ -46,15 +46,20 @@ bool is_binding_variable(const char* name, std::size_t len) {
 }
 
 bool is_identity_variable(const char* name, std::size_t len) {
-    static const char* const kNames[] = {
-        "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
-        "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_COMM_WORLD_NODE_RANK", "OMPI_MCA_ess_base_jobid",
-        "PMIX_RANK", "PMIX_NAMESPACE", "PMI_RANK", "PMI_SIZE", "SLURM_PROCID",
-        "SLURM_LOCALID", "SLURM_NODEID", "SLURM_JOB_ID", "SLURM_STEP_ID", "SLURM_NTASKS",
-        "FLUX_TASK_RANK", "FLUX_TASK_LOCAL_ID", "FLUX_JOB_ID", "MPI_LOCALRANKID",
-        "MPI_LOCALNRANKS",
+    // The variables that give a rank or a job id (one list with `stacksage
+    // run`, core/formats/launcher_environment.hpp), and those that say more
+    // about a process's place in its job.
+    for (const char* n : formats::kRankVariables)
+        if (equals(name, len, n)) return true;
+    for (const char* n : formats::kJobIdVariables)
+        if (equals(name, len, n)) return true;
+    if (equals(name, len, formats::kSlurmJobVariable) || equals(name, len, formats::kSlurmStepVariable)) return true;
+    static const char* const kPlaceInTheJob[] = {
+        "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE",
+        "OMPI_COMM_WORLD_NODE_RANK", "PMI_SIZE", "SLURM_LOCALID", "SLURM_NODEID", "SLURM_NTASKS",
+        "FLUX_TASK_LOCAL_ID", "MPI_LOCALRANKID", "MPI_LOCALNRANKS",
     };
-    for (const char* n : kNames)
+    for (const char* n : kPlaceInTheJob)
         if (equals(name, len, n)) return true;
     return starts_with(name, len, "STACKSAGE_");
 }

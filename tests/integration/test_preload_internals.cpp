@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/formats/launcher_environment.hpp"
 #include "preload/cpu_mask.hpp"
 #include "preload/environment.hpp"
 #include "preload/json_line.hpp"
@@ -258,6 +259,11 @@ TEST(Environment, AllowlistKeepsBindingVariablesOnly) {
                             "SLURM_JOB_ID", "SLURM_STEP_ID", "FLUX_TASK_RANK", "MPI_LOCALRANKID",
                             "STACKSAGE_OUTPUT"})
         EXPECT_TRUE(identity(yes)) << yes;
+    // Every variable `stacksage run` takes a rank or a job id from is kept
+    // (one list, core/formats/launcher_environment.hpp; PBS's and LSF's job
+    // ids were missing from the recorder's own copy).
+    for (const char* n : stacksage::formats::kRankVariables) EXPECT_TRUE(identity(n)) << n;
+    for (const char* n : stacksage::formats::kJobIdVariables) EXPECT_TRUE(identity(n)) << n;
     EXPECT_FALSE(identity("SLURM_JOB_NAME"));
     EXPECT_FALSE(identity("PMIX_SERVER_URI2"));
 }
