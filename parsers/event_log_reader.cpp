@@ -28,11 +28,11 @@ Status read_file(const std::string& path, std::string& text) {
 
 bool is_known_event(std::string_view name) { return event_schema::event_kind(name) != EventKind::unknown; }
 
-Result<EventLogSummary> parse_event_log(std::string_view text, const std::string& name,
-                                        const std::function<void(const EventLogEvent&)>& on_event) {
+namespace {
+
+Result<EventLogSummary> parse_lines(std::string_view text, const std::string& name,
+                                    const std::function<void(const EventLogEvent&)>& on_event, JsonDocument& doc) {
     EventLogSummary summary;
-    // Reused across logs on a thread: its buffers stop growing after the first few.
-    thread_local JsonDocument doc;
     std::size_t line_no = 0;
     bool seen_event = false;  // a line that held a stacksage event, before this one
     std::size_t at = 0;
@@ -160,11 +160,26 @@ Result<EventLogSummary> parse_event_log(std::string_view text, const std::string
     return summary;
 }
 
+}  // namespace
+
+// Text in memory: one document for the call. (Also what the model writer
+// uses at a process's exit, where a thread_local would register a
+// destructor after the thread's destructors have run: a leak LeakSanitizer
+// reports when exit() runs in a thread other than the main one.)
+Result<EventLogSummary> parse_event_log(std::string_view text, const std::string& name,
+                                        const std::function<void(const EventLogEvent&)>& on_event) {
+    JsonDocument doc;
+    return parse_lines(text, name, on_event, doc);
+}
+
 Result<EventLogSummary> read_event_log(const std::string& path,
                                        const std::function<void(const EventLogEvent&)>& on_event) {
+    // Reused across logs on a thread (the loader's parse threads): their
+    // buffers stop growing after the first few logs.
     thread_local std::string text;
+    thread_local JsonDocument doc;
     if (Status read = read_file(path, text); !read) return read.error();
-    Result<EventLogSummary> summary = parse_event_log(text, path, on_event);
+    Result<EventLogSummary> summary = parse_lines(text, path, on_event, doc);
     // A huge log should not pin its buffer for the rest of the run.
     if (text.capacity() > (std::size_t{64} << 20)) std::string().swap(text);
     return summary;
