@@ -85,9 +85,18 @@ std::int64_t image_number(std::string_view file) {
     return n;
 }
 
+std::string_view log_stem(std::string_view log) {
+    if (log.size() > run_layout::kEventLogSuffix.size() && log.ends_with(run_layout::kEventLogSuffix))
+        log.remove_suffix(run_layout::kEventLogSuffix.size());
+    return log;
+}
+
 std::string samples_file_of(std::string_view log) {
-    const std::string stem(log.substr(0, log.size() - run_layout::kEventLogSuffix.size()));
-    return stem + std::string(run_layout::kSamplesSuffix);
+    return std::string(log_stem(log)) + std::string(run_layout::kSamplesSuffix);
+}
+
+std::string model_file_of(std::string_view log) {
+    return std::string(log_stem(log)) + std::string(run_layout::kModelSuffix);
 }
 
 bool natural_less(std::string_view a, std::string_view b) {

@@ -58,9 +58,16 @@ bool is_event_log_name(std::string_view name);
 // recorder's name for the pid's next image when the first is taken), else 0.
 std::int64_t image_number(std::string_view file);
 
+// A log's name without its ".jsonl" (a name without it is its own stem):
+// the files written next to the log share it.
+std::string_view log_stem(std::string_view log);
+
 // The sampling summary's name next to a log: "n01/pid-7.jsonl" gives
 // "n01/pid-7.samples.jsonl" (the log's path keeps its folders).
 std::string samples_file_of(std::string_view log);
+
+// The process model's name next to a log: "pid-7.jsonl" gives "pid-7.model.json".
+std::string model_file_of(std::string_view log);
 
 // "n2" before "n10": digit runs compare as numbers. The order of hosts, and
 // of the notes about them.

@@ -15,6 +15,7 @@
 #include "core/model_json.hpp"
 #include "parsers/hwloc_loader.hpp"
 #include "parsers/node_topology_cache.hpp"
+#include "parsers/run_directory.hpp"
 #include "preload/model_writer_api.h"
 #include "preload/process_model_builder.hpp"
 
@@ -86,15 +87,6 @@ std::string read_log(const fs::path& path, std::string& text) {
     return {};
 }
 
-std::string model_file_name(const std::string& log_name) {
-    const std::string suffix = formats::run_layout::kEventLogSuffix;
-    std::string stem = log_name.size() > suffix.size() &&
-                               log_name.compare(log_name.size() - suffix.size(), suffix.size(), suffix) == 0
-                           ? log_name.substr(0, log_name.size() - suffix.size())
-                           : log_name;
-    return stem + formats::run_layout::kModelSuffix;
-}
-
 int write_model(const char* host_dir, const char* log_name, char* error, size_t error_cap) {
     const fs::path dir(host_dir);
     const fs::path topology = dir / formats::run_layout::kTopologyXml;
@@ -133,7 +125,7 @@ int write_model(const char* host_dir, const char* log_name, char* error, size_t 
     preload::add_process_model(model, nodes.front(), *image);
     const std::string text =
         model_to_json(model).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    if (std::string failure = publish(dir, model_file_name(log_name), text); !failure.empty()) {
+    if (std::string failure = publish(dir, model_file_of(log_name), text); !failure.empty()) {
         set_error(error, error_cap, failure);
         return 1;
     }

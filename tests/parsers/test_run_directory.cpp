@@ -52,6 +52,8 @@ TEST(RunLayout, LogNamesGiveTheirPidRankAndImageNumber) {
     EXPECT_FALSE(is_event_log_name(run_layout::kTopologyXml));
     EXPECT_EQ(samples_file_of("n01/pid-7.jsonl"), "n01/pid-7.samples.jsonl");
     EXPECT_EQ(samples_file_of("n01/pid-7.1.jsonl"), "n01/pid-7.1.samples.jsonl");
+    EXPECT_EQ(model_file_of("rank-0003.pid-7.jsonl"), "rank-0003.pid-7.model.json");
+    EXPECT_EQ(model_file_of("pid-7"), "pid-7.model.json");
 }
 
 TEST(RunLayout, NaturalOrderComparesDigitRunsAsNumbers) {
