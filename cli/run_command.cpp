@@ -33,6 +33,7 @@
 #include "cli/loadable_preload.hpp"
 #include "cli/preload_location.hpp"
 #include "cli/sanitizer_runtime.hpp"
+#include "cli/srun_forwarding.hpp"
 #include "parsers/run_census.hpp"
 #include "parsers/run_directory.hpp"
 #include "preload/sampling/sampling_plan.hpp"
@@ -138,6 +139,32 @@ void prepend_preload(const std::string& preload) {
     // A sanitized build of stacksage (make test's) only: see sanitizer_runtime.hpp.
     if (const char* variable = sanitizer_options_variable())
         setenv(variable, sanitizer_options_for_traced_programs(env_or_empty(variable)).c_str(), 1);
+}
+
+// srun, salloc, sbatch: their --export settings may drop the recorder's
+// variables; rewritten so that every task gets them (cli/srun_forwarding.hpp).
+std::vector<std::string> command_carrying_the_recorder(const std::vector<std::string>& command,
+                                                       const std::string& recorder_preload, bool quiet,
+                                                       CommandOutput& output) {
+    RecorderVariables recorder;
+    recorder.preload = with_sanitizer_runtime(recorder_preload);
+    for (char** e = environ; *e != nullptr; ++e) {
+        const std::string_view entry(*e);
+        if (entry.rfind("STACKSAGE_", 0) == 0) recorder.names.emplace_back(entry.substr(0, entry.find('=')));
+    }
+    if (const char* variable = sanitizer_options_variable(); variable != nullptr && std::getenv(variable) != nullptr)
+        recorder.names.emplace_back(variable);
+    auto lookup = [](std::string_view name) -> std::optional<std::string> {
+        const char* v = std::getenv(std::string(name).c_str());
+        return v ? std::optional<std::string>(v) : std::nullopt;
+    };
+    std::optional<SlurmForwarding> forwarding = forward_through_slurm(command, lookup, recorder);
+    if (!forwarding) return command;
+    for (const EnvironmentChange& change : forwarding->environment)
+        setenv(change.name.c_str(), change.value.c_str(), 1);
+    if (!quiet)
+        for (const std::string& note : forwarding->notes) output.say(note);
+    return forwarding->command;
 }
 
 volatile sig_atomic_t g_child = 0;
@@ -361,7 +388,9 @@ int run_command(const RunOptions& o) {
             unsetenv("STACKSAGE_SAMPLE");  // an outer setting must not switch it on behind --sample=off
         }
     }
-    const int status = spawn_and_wait(o.command, output);
+    const std::vector<std::string> command =
+        traced ? command_carrying_the_recorder(o.command, loadable->path(), o.quiet, output) : o.command;
+    const int status = spawn_and_wait(command, output);
     if (status >= 0 && WIFSIGNALED(status))
         output.say(fmt::format("{} was killed by signal {} ({})", o.command[0], WTERMSIG(status),
                                strsignal(WTERMSIG(status))));
