@@ -83,6 +83,7 @@ const char* launcher_name(const char* exe_path, const char* argv0) {
         "prte",           "prted",           "orted",          "srun",
         "slurmstepd",     "hydra_pmi_proxy", "mpiexec.hydra",  "mpirun.openmpi",
         "mpiexec.openmpi", "mpirun.mpich",   "mpiexec.mpich",  "mpiexec.slurm",
+        "salloc",         "sbatch",
     };
     const char* candidates[] = {base_name(exe_path), base_name(argv0)};
     for (const char* c : candidates)

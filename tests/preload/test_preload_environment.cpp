@@ -38,3 +38,12 @@ TEST(PreloadEnvironment, NamesThatOnlyStartLikeAFactAreNotKept) {
     EXPECT_TRUE(is_identity_variable("SLURM_NNODES=2", 12));
     EXPECT_FALSE(is_identity_variable("SLURM_NNODES=2", 11));
 }
+
+TEST(PreloadEnvironment, SlurmsAllocationCommandsAreLaunchers) {
+    // `stacksage run -- salloc -N 2 srun ./app`: salloc runs on the submit
+    // host and computes nothing; it is no application process there.
+    EXPECT_STREQ(launcher_name("/usr/bin/salloc", "salloc"), "salloc");
+    EXPECT_STREQ(launcher_name("/usr/bin/sbatch", nullptr), "sbatch");
+    EXPECT_STREQ(launcher_name("/usr/bin/srun", "srun"), "srun");
+    EXPECT_EQ(launcher_name("/home/u/salloc_reader", "salloc_reader"), nullptr);
+}
