@@ -6,7 +6,9 @@
 // inherit LD_PRELOAD and STACKSAGE_OUTPUT; remote ones need `mpirun -x
 // LD_PRELOAD -x STACKSAGE_OUTPUT`), as `mpirun -np 4 stacksage run -- ./app`
 // and as `srun stacksage run -- ./app`: the default directory is then named
-// after the job, so all ranks share it.
+// after the job, so all ranks share it. `stacksage run -- srun/salloc/sbatch
+// ...` rewrites an --export that would drop the recorder's variables
+// (cli/srun_forwarding.hpp).
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <signal.h>
@@ -421,7 +423,8 @@ CommandRunner add_run_command(CLI::App& app) {
                   "Do not write the node's topology (OUT/<host>/topology.xml)");
     run->add_flag("--no-model", options->no_model,
                   "Do not write each process's model at exit (<log>.model.json)");
-    run->add_flag("-q,--quiet", options->quiet, "Do not print where the results are");
+    run->add_flag("-q,--quiet", options->quiet,
+                  "Do not print where the results are, nor what sampling and srun's --export will do");
     run->add_option("--sample", options->sample,
                     "Memory and placement sampling: off (default), auto (every backend that works on each "
                     "node), or a list of pebs,ibs,pagefault,cpuclock,papi")
@@ -431,7 +434,10 @@ CommandRunner add_run_command(CLI::App& app) {
     run->footer(
         "Under mpirun, locally launched ranks inherit the recorder. For ranks on other nodes,\n"
         "export it: mpirun -x LD_PRELOAD -x STACKSAGE_OUTPUT ..., or run\n"
-        "`mpirun ... stacksage run -- ./app` / `srun stacksage run -- ./app`.");
+        "`mpirun ... stacksage run -- ./app` / `srun stacksage run -- ./app`.\n"
+        "srun, salloc and sbatch given as COMMAND get the recorder to every task: an --export\n"
+        "(NONE, NIL, a list; or SRUN_EXPORT_ENV, SLURM_EXPORT_ENV, SBATCH_EXPORT) that would\n"
+        "drop it is rewritten to carry LD_PRELOAD and STACKSAGE_* too, and said so first.");
     return [options] { return run_command(*options); };
 }
 
