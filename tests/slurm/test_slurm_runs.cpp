@@ -170,6 +170,20 @@ std::string submit_host() {
     return name;
 }
 
+// The job id `sbatch --parsable` printed: a line of digits alone.
+std::string job_id_printed(const std::string& output) {
+    std::string job;
+    std::size_t at = 0;
+    while (at < output.size()) {
+        const std::size_t end = output.find('\n', at);
+        const std::string line = output.substr(at, end == std::string::npos ? std::string::npos : end - at);
+        if (!line.empty() && line.find_first_not_of("0123456789") == std::string::npos) job = line;
+        if (end == std::string::npos) break;
+        at = end + 1;
+    }
+    return job;
+}
+
 }  // namespace
 
 TEST(SlurmRuns, RunAroundSrunRecordsEveryRankOnBothNodes) {
@@ -277,6 +291,42 @@ TEST(SlurmRuns, ExportNoneStillCarriesTheRecorderAndNothingElse) {
                 EXPECT_FALSE(start["env"].contains("OMP_SCHEDULE")) << form.srun << start.dump();
             }
     }
+}
+
+TEST(SlurmRuns, SbatchWithExportNoneInItsScript) {
+    REQUIRE_CLUSTER();
+    Scratch s;
+    // #SBATCH --export=NONE: the batch script and its steps would get no
+    // recorder; `stacksage run` overrides it on sbatch's command line.
+    const std::string script = s.str() + "/job.sh";
+    std::ofstream(script) << "#!/bin/sh\n#SBATCH -N 2\n#SBATCH --export=NONE\nsrun -N 2 -n 2 " << kBusy << " 1 0.2\n";
+    fs::permissions(script, fs::perms::owner_all);
+    // Without --wait (which polls every few seconds): sbatch returns once the
+    // job is queued, as `stacksage run` says first; the test waits for the job.
+    const Shell run =
+        in_cluster(s, kCli + " run -o " + s.out() + " -- sbatch --parsable -o " + s.str() + "/job.out " + script);
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_NE(run.output.find("#SBATCH --export=NONE would keep the recorder's variables"), std::string::npos)
+        << run.output;
+    EXPECT_NE(run.output.find("sbatch returns when the job is queued"), std::string::npos) << run.output;
+    const std::string job = job_id_printed(run.output);
+    ASSERT_FALSE(job.empty()) << run.output;
+    bool ended = false;
+    for (int i = 0; i < 600 && !ended; ++i) {
+        const Shell state = in_cluster(s, "scontrol -o show job " + job);
+        ended = state.output.find("JobState=COMPLETED") != std::string::npos ||
+                state.output.find("JobState=FAILED") != std::string::npos;
+        if (!ended) ::usleep(100'000);
+    }
+    ASSERT_TRUE(ended) << "job " << job << " did not end within 60 s";
+    const json j = report(s.out());
+    std::map<std::string, std::set<int>> ranks;  // of the program, not the batch script's shell
+    for (const json& node : j["nodes"])
+        for (const json& p : node["processes"])
+            if (p["name"] == "busy_threads" && p["rank"].is_number_integer())
+                ranks[node["host"].get<std::string>()].insert(p["rank"].get<int>());
+    EXPECT_EQ(ranks["node1"], (std::set<int>{0})) << j["nodes"].dump();
+    EXPECT_EQ(ranks["node2"], (std::set<int>{1})) << j["nodes"].dump();
 }
 
 // Needs the findings incomplete-recording and allocated-node-unused (issue
