@@ -23,6 +23,7 @@ struct LongOption {
 // where the options end and the command begins (srun stops at the first
 // word that is neither an option nor an option's argument). Options that
 // take none need no entry: an unknown --word is read as a flag.
+// clang-format off
 constexpr LongOption kSrunLong[] = {
     {"accel-bind", Arg::Required}, {"account", Arg::Required}, {"acctg-freq", Arg::Required},
     {"bb", Arg::Required}, {"bbf", Arg::Required}, {"bcast", Arg::Optional}, {"bcast-exclude", Arg::Required},
@@ -120,6 +121,7 @@ constexpr LongOption kSbatchLong[] = {
 };
 constexpr std::string_view kSbatchShortRequired = "aAbBcCdDeFGiJLmMnNopqStwx";
 constexpr std::string_view kSbatchShortOptional = "";
+// clang-format on
 
 struct LauncherSyntax {
     std::span<const LongOption> longs;
@@ -173,7 +175,8 @@ ParsedComponent parse_options(const std::vector<std::string>& args, std::size_t 
         }
         if (word[1] == '-') {
             const std::size_t equals = word.find('=');
-            const std::string_view name = std::string_view(word).substr(2, equals == std::string::npos ? std::string::npos : equals - 2);
+            const std::string_view name =
+                std::string_view(word).substr(2, equals == std::string::npos ? std::string::npos : equals - 2);
             const LongOption* option = find_long(syntax.longs, name);
             // Flags of interest: --wait takes no argument for sbatch.
             if (option == nullptr) {
@@ -275,7 +278,8 @@ public:
         while (start <= end) {
             std::size_t stop = start;
             // The component's options, then its command up to the next ":".
-            ParsedComponent parsed = parse_options(result.command, start, end, {kSrunLong, kSrunShortRequired, kSrunShortOptional});
+            ParsedComponent parsed =
+                parse_options(result.command, start, end, {kSrunLong, kSrunShortRequired, kSrunShortOptional});
             stop = parsed.command;
             while (stop < end && result.command[stop] != ":") ++stop;
             if (parsed.exports.empty()) a_component_reads_the_environment = true;
@@ -291,7 +295,8 @@ public:
 
     void salloc() {
         const std::size_t end = result.command.size();
-        ParsedComponent parsed = parse_options(result.command, 1, end, {kSallocLong, kSallocShortRequired, kSallocShortOptional});
+        ParsedComponent parsed =
+            parse_options(result.command, 1, end, {kSallocLong, kSallocShortRequired, kSallocShortOptional});
         if (parsed.command < end && base_name(result.command[parsed.command]) == "srun") {
             srun(parsed.command);
             return;
@@ -305,7 +310,8 @@ public:
 
     void sbatch() {
         const std::size_t end = result.command.size();
-        ParsedComponent parsed = parse_options(result.command, 1, end, {kSbatchLong, kSbatchShortRequired, kSbatchShortOptional});
+        ParsedComponent parsed =
+            parse_options(result.command, 1, end, {kSbatchLong, kSbatchShortRequired, kSbatchShortOptional});
         for (const ValueSite& site : parsed.exports) rewrite_word(site, "sbatch --export");
         if (parsed.exports.empty() && !rewrite_variable("SBATCH_EXPORT") && !parsed.wrap && parsed.command < end) {
             // The script's own #SBATCH --export: a command-line --export overrides it.
@@ -384,8 +390,7 @@ std::string export_value_with_recorder(std::string_view value, const RecorderVar
                     if (!recorder.preload.empty() && recorder.preload.find(',') == std::string::npos &&
                         given.find(recorder.preload) == std::string_view::npos)
                         add("LD_PRELOAD=" + recorder.preload + (given.empty() ? "" : ":" + std::string(given)));
-                    else
-                        add(e);
+                    else add(e);
                     continue;
                 }
             }

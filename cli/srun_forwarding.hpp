@@ -52,9 +52,9 @@ struct EnvironmentChange {
 };
 
 struct SlurmForwarding {
-    std::vector<std::string> command;          // the command to run instead
+    std::vector<std::string> command;            // the command to run instead
     std::vector<EnvironmentChange> environment;  // set before running it
-    std::vector<std::string> notes;            // said before the job starts
+    std::vector<std::string> notes;              // said before the job starts
 };
 
 // Reads a variable of the environment the command will get; nullopt when unset.

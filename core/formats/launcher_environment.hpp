@@ -23,10 +23,10 @@ inline constexpr const char* kSlurmStepVariable = "SLURM_STEP_ID";
 // and the step's nodes and tasks with the hosts and ranks that left a log,
 // and the switch a node hangs under (topology/tree) with the fabric.
 inline constexpr const char* kSlurmJobFactVariables[] = {
-    "SLURM_JOB_NODELIST",       "SLURM_NODELIST",        "SLURM_STEP_NODELIST",     "SLURM_NTASKS",
-    "SLURM_NPROCS",             "SLURM_NNODES",          "SLURM_JOB_NUM_NODES",     "SLURM_STEP_NUM_NODES",
-    "SLURM_STEP_NUM_TASKS",     "SLURM_TASKS_PER_NODE",  "SLURM_STEP_TASKS_PER_NODE", "SLURM_JOB_CPUS_PER_NODE",
-    "SLURM_CPUS_ON_NODE",       "SLURMD_NODENAME",       "SLURM_TOPOLOGY_ADDR",     "SLURM_TOPOLOGY_ADDR_PATTERN",
+    "SLURM_JOB_NODELIST",   "SLURM_NODELIST",       "SLURM_STEP_NODELIST",       "SLURM_NTASKS",
+    "SLURM_NPROCS",         "SLURM_NNODES",         "SLURM_JOB_NUM_NODES",       "SLURM_STEP_NUM_NODES",
+    "SLURM_STEP_NUM_TASKS", "SLURM_TASKS_PER_NODE", "SLURM_STEP_TASKS_PER_NODE", "SLURM_JOB_CPUS_PER_NODE",
+    "SLURM_CPUS_ON_NODE",   "SLURMD_NODENAME",      "SLURM_TOPOLOGY_ADDR",       "SLURM_TOPOLOGY_ADDR_PATTERN",
 };
 
 // The job id under the other launchers and batch systems, in the order they

@@ -66,7 +66,8 @@ TEST(SrunForwarding, ExportNoneBecomesTheRecordersVariablesAlone) {
               (Words{"/usr/bin/srun", "--export", kCarried, "./app"}));
     EXPECT_EQ(forward({"srun", "--export=nil", "./app"}).command, (Words{"srun", "--export=" + kCarried, "./app"}));
     // srun ignores variables listed after NONE: so does the rewrite.
-    EXPECT_EQ(forward({"srun", "--export=NONE,FOO", "./app"}).command, (Words{"srun", "--export=" + kCarried, "./app"}));
+    EXPECT_EQ(forward({"srun", "--export=NONE,FOO", "./app"}).command,
+              (Words{"srun", "--export=" + kCarried, "./app"}));
     // getopt_long takes an unambiguous prefix.
     EXPECT_EQ(forward({"srun", "--expo=NONE", "./app"}).command, (Words{"srun", "--expo=" + kCarried, "./app"}));
 }
@@ -76,7 +77,8 @@ TEST(SrunForwarding, AListKeepsWhatTheUserListedAndAddsTheRecorder) {
               (Words{"srun", "--export=FOO,BAR=1," + kCarried, "./app"}));
     // A preload of the user's own stays, behind the recorder.
     EXPECT_EQ(forward({"srun", "--export=LD_PRELOAD=/u/x.so,FOO", "./app"}).command,
-              (Words{"srun", "--export=LD_PRELOAD=/opt/ss/libstacksage-preload.so:/u/x.so,FOO,STACKSAGE_OUTPUT,STACKSAGE_MODEL",
+              (Words{"srun",
+                     "--export=LD_PRELOAD=/opt/ss/libstacksage-preload.so:/u/x.so,FOO,STACKSAGE_OUTPUT,STACKSAGE_MODEL",
                      "./app"}));
     // A listed LD_PRELOAD by name carries the caller's value, which has the recorder.
     EXPECT_EQ(forward({"srun", "--export=LD_PRELOAD,STACKSAGE_OUTPUT=/elsewhere", "./app"}).command,
@@ -142,7 +144,8 @@ TEST(SrunForwarding, EachComponentOfAHeterogeneousStep) {
     Fake env;
     env.variables["SLURM_EXPORT_ENV"] = "NONE";
     SlurmForwarding f = forward({"srun", "-n1", "--export=NONE", "./a", "x", ":", "-n1", "./b", "--export=NONE"}, env);
-    EXPECT_EQ(f.command, (Words{"srun", "-n1", "--export=" + kCarried, "./a", "x", ":", "-n1", "./b", "--export=NONE"}));
+    EXPECT_EQ(f.command,
+              (Words{"srun", "-n1", "--export=" + kCarried, "./a", "x", ":", "-n1", "./b", "--export=NONE"}));
     // The second component reads the environment.
     ASSERT_EQ(f.environment.size(), 1u);
     EXPECT_EQ(f.environment[0].name, "SLURM_EXPORT_ENV");
@@ -154,8 +157,10 @@ TEST(SrunForwarding, APreloadPathWithACommaTravelsByName) {
 }
 
 TEST(SallocForwarding, ItsSrunIsRewritten) {
-    SlurmForwarding f = forward({"salloc", "-N", "2", "-w", "node1,node2", "srun", "--export=NONE", "-N", "1", "./app"});
-    EXPECT_EQ(f.command, (Words{"salloc", "-N", "2", "-w", "node1,node2", "srun", "--export=" + kCarried, "-N", "1", "./app"}));
+    SlurmForwarding f =
+        forward({"salloc", "-N", "2", "-w", "node1,node2", "srun", "--export=NONE", "-N", "1", "./app"});
+    EXPECT_EQ(f.command,
+              (Words{"salloc", "-N", "2", "-w", "node1,node2", "srun", "--export=" + kCarried, "-N", "1", "./app"}));
     EXPECT_EQ(f.notes.size(), 1u);
 }
 

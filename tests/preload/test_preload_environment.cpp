@@ -19,11 +19,16 @@ bool kept(const char* name) { return identity(name) || binding(name); }
 }  // namespace
 
 TEST(PreloadEnvironment, SlurmsJobAndStepFactsAreKept) {
-    for (const char* name : {"SLURM_JOB_NODELIST", "SLURM_NODELIST", "SLURM_STEP_NODELIST", "SLURM_NTASKS",
-                             "SLURM_NNODES", "SLURM_JOB_NUM_NODES", "SLURM_STEP_NUM_TASKS", "SLURM_CPUS_PER_TASK",
-                             "SLURM_CPU_BIND", "SLURM_CPU_BIND_TYPE", "SLURM_CPU_BIND_LIST", "SLURM_CPU_BIND_VERBOSE",
-                             "SLURM_TOPOLOGY_ADDR", "SLURM_TOPOLOGY_ADDR_PATTERN", "SLURMD_NODENAME", "SLURM_PROCID",
-                             "SLURM_LOCALID", "SLURM_NODEID", "SLURM_JOB_ID", "SLURM_STEP_ID"})
+    for (const char* name : {"SLURM_JOB_NODELIST",   "SLURM_NODELIST",
+                             "SLURM_STEP_NODELIST",  "SLURM_NTASKS",
+                             "SLURM_NNODES",         "SLURM_JOB_NUM_NODES",
+                             "SLURM_STEP_NUM_TASKS", "SLURM_CPUS_PER_TASK",
+                             "SLURM_CPU_BIND",       "SLURM_CPU_BIND_TYPE",
+                             "SLURM_CPU_BIND_LIST",  "SLURM_CPU_BIND_VERBOSE",
+                             "SLURM_TOPOLOGY_ADDR",  "SLURM_TOPOLOGY_ADDR_PATTERN",
+                             "SLURMD_NODENAME",      "SLURM_PROCID",
+                             "SLURM_LOCALID",        "SLURM_NODEID",
+                             "SLURM_JOB_ID",         "SLURM_STEP_ID"})
         EXPECT_TRUE(kept(name)) << name;
     // The one list the analysis reads them by.
     for (const char* name : stacksage::formats::kSlurmJobFactVariables) EXPECT_TRUE(identity(name)) << name;

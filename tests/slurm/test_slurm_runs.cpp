@@ -78,7 +78,8 @@ public:
             return;
         }
         if (!fs::exists(g_cluster.state + "/slurm.conf")) {
-            g_cluster.unavailable = "no cluster in " + g_cluster.state + " (slurm-cluster.sh start failed: see its output)";
+            g_cluster.unavailable =
+                "no cluster in " + g_cluster.state + " (slurm-cluster.sh start failed: see its output)";
             return;
         }
         g_cluster.slurm_conf = g_cluster.state + "/slurm.conf";
@@ -276,8 +277,8 @@ TEST(SlurmRuns, ExportNoneStillCarriesTheRecorderAndNothingElse) {
     for (const Form& form : {Form{"", "srun --export=NONE -N 2 -n 2 "}, Form{"", "srun --export NIL -N 2 -n 2 "},
                              Form{"SLURM_EXPORT_ENV=NONE", "srun -N 2 -n 2 "}}) {
         Scratch s;
-        const std::string command = "env OMP_SCHEDULE=static " + form.environment + " " + kCli + " run -o " +
-                                    s.out() + " -- " + form.srun + kBusy + " 1 0.2";
+        const std::string command = "env OMP_SCHEDULE=static " + form.environment + " " + kCli + " run -o " + s.out() +
+                                    " -- " + form.srun + kBusy + " 1 0.2";
         const Shell run = in_cluster(s, command);
         ASSERT_EQ(run.exit_code, 0) << form.srun << run.output;
         EXPECT_NE(run.output.find("would keep the recorder's variables from the tasks"), std::string::npos)
@@ -336,8 +337,8 @@ TEST(SlurmRuns, ExportNoneHiddenInAScriptIsAnIncompleteRecording) {
     Scratch s;
     // `stacksage run` sees a shell, not srun: nothing can be rewritten, and
     // the ranks run without the recorder.
-    const Shell run = in_cluster(
-        s, kCli + " run -o " + s.out() + " -- sh -c 'srun --export=NONE -N 2 -n 2 " + kBusy + " 1 0.2'");
+    const Shell run =
+        in_cluster(s, kCli + " run -o " + s.out() + " -- sh -c 'srun --export=NONE -N 2 -n 2 " + kBusy + " 1 0.2'");
     ASSERT_EQ(run.exit_code, 0) << run.output;
     EXPECT_FALSE(fs::exists(s.out() + "/node1"));
     EXPECT_FALSE(fs::exists(s.out() + "/node2"));
