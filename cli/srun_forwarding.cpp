@@ -117,7 +117,8 @@ constexpr LongOption kSbatchLong[] = {
     {"qos", Arg::Required}, {"reservation", Arg::Required}, {"signal", Arg::Required},
     {"sockets-per-node", Arg::Required}, {"switches", Arg::Required}, {"thread-spec", Arg::Required},
     {"threads-per-core", Arg::Required}, {"time", Arg::Required}, {"time-min", Arg::Required},
-    {"tmp", Arg::Required}, {"uid", Arg::Required}, {"wckey", Arg::Required}, {"wrap", Arg::Optional},
+    {"tmp", Arg::Required}, {"uid", Arg::Required}, {"wait", Arg::None}, {"wait-all-nodes", Arg::Required},
+    {"wckey", Arg::Required}, {"wrap", Arg::Optional},
 };
 constexpr std::string_view kSbatchShortRequired = "aAbBcCdDeFGiJLmMnNopqStwx";
 constexpr std::string_view kSbatchShortOptional = "";
@@ -178,13 +179,10 @@ ParsedComponent parse_options(const std::vector<std::string>& args, std::size_t 
             const std::string_view name =
                 std::string_view(word).substr(2, equals == std::string::npos ? std::string::npos : equals - 2);
             const LongOption* option = find_long(syntax.longs, name);
-            // Flags of interest: --wait takes no argument for sbatch.
-            if (option == nullptr) {
-                if (std::string_view("wait").substr(0, name.size()) == name && name.size() >= 3) parsed.wait = true;
-                continue;
-            }
+            if (option == nullptr) continue;  // a flag (they need no entry), or unknown (refused by Slurm)
             const bool is_export = option->name == "export";
             if (option->name == "wrap") parsed.wrap = true;
+            if (option->name == "wait" && option->arg == Arg::None) parsed.wait = true;  // sbatch's --wait
             if (equals != std::string::npos) {
                 if (is_export) parsed.exports.push_back({i, equals + 1});
             } else if (option->arg == Arg::Required && i + 1 < end) {
@@ -201,7 +199,8 @@ ParsedComponent parse_options(const std::vector<std::string>& args, std::size_t 
                 break;
             }
             if (syntax.short_optional.find(c) != std::string_view::npos) break;
-            if (c == 'W') parsed.wait = true;  // sbatch -W (srun's -W takes a value: in short_required)
+            // sbatch's -W is --wait (srun's takes a value: in short_required; salloc has none).
+            if (c == 'W') parsed.wait = true;
         }
     }
     return parsed;
@@ -276,11 +275,10 @@ public:
         std::size_t start = begin + 1;
         const std::size_t end = result.command.size();
         while (start <= end) {
-            std::size_t stop = start;
             // The component's options, then its command up to the next ":".
-            ParsedComponent parsed =
+            const ParsedComponent parsed =
                 parse_options(result.command, start, end, {kSrunLong, kSrunShortRequired, kSrunShortOptional});
-            stop = parsed.command;
+            std::size_t stop = parsed.command;
             while (stop < end && result.command[stop] != ":") ++stop;
             if (parsed.exports.empty()) a_component_reads_the_environment = true;
             for (const ValueSite& site : parsed.exports) rewrite_word(site, "srun --export");

@@ -186,6 +186,10 @@ TEST(SbatchForwarding, ExportAndTheScriptsOwnSetting) {
     f = forward({"sbatch", "--wait", "--export=FOO", "job.sh"});
     EXPECT_EQ(f.command, (Words{"sbatch", "--wait", "--export=FOO," + kCarried, "job.sh"}));
     for (const std::string& n : f.notes) EXPECT_EQ(n.find("queued"), std::string::npos) << n;
+    // --wait-all-nodes takes a value, --wait is exact, not its prefix.
+    f = forward({"sbatch", "--wait-all-nodes", "1", "--wait", "--export=NONE", "job.sh"});
+    EXPECT_EQ(f.command, (Words{"sbatch", "--wait-all-nodes", "1", "--wait", "--export=" + kCarried, "job.sh"}));
+    for (const std::string& n : f.notes) EXPECT_EQ(n.find("queued"), std::string::npos) << n;
     // SBATCH_EXPORT stands for --export.
     Fake env;
     env.variables["SBATCH_EXPORT"] = "NONE";
