@@ -235,6 +235,16 @@ start() {
     # Every node idle, at most 60 s.
     local t
     for ((t = 0; t < 300; t++)); do
+        # A daemon that died (a port taken meanwhile, a bad setting): say so now.
+        local f
+        for f in "$state"/run/slurmctld.pid "$state"/run/slurmd-*.pid; do
+            if ! daemon_pid "$f" >/dev/null && [ $t -gt 5 ]; then
+                echo "slurm-cluster.sh: $(basename "$f" .pid) is not running; its log:" >&2
+                tail -n 20 "$state/log/$(basename "$f" .pid).log" >&2
+                stop "$state"
+                exit 1
+            fi
+        done
         local idle
         idle=$(sinfo -h -N -o '%N %t' 2>/dev/null | grep -c ' idle$')
         [ "$idle" = "$nodes" ] && { echo "slurm-cluster.sh: $nodes node(s) idle; SLURM_CONF=$SLURM_CONF"; return 0; }
