@@ -23,7 +23,7 @@ struct Known {
     std::string_view command;  // what to tell the user to type
 };
 
-constexpr std::array<Known, 16> kKnown = {{
+constexpr std::array<Known, 18> kKnown = {{
     {"mpirun", LauncherKind::OpenMPI, "mpirun"},
     {"mpiexec", LauncherKind::OpenMPI, "mpiexec"},
     {"orterun", LauncherKind::OpenMPI, "mpirun"},
@@ -40,6 +40,8 @@ constexpr std::array<Known, 16> kKnown = {{
     {"srun", LauncherKind::Slurm, "srun"},
     {"slurmstepd", LauncherKind::Slurm, "srun"},
     {"mpiexec.slurm", LauncherKind::Slurm, "srun"},
+    {"salloc", LauncherKind::Slurm, "srun"},
+    {"sbatch", LauncherKind::Slurm, "srun"},
 }};
 
 const Known* find_known(std::string_view name) {

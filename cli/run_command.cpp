@@ -6,7 +6,9 @@
 // inherit LD_PRELOAD and STACKSAGE_OUTPUT; remote ones need `mpirun -x
 // LD_PRELOAD -x STACKSAGE_OUTPUT`), as `mpirun -np 4 stacksage run -- ./app`
 // and as `srun stacksage run -- ./app`: the default directory is then named
-// after the job, so all ranks share it.
+// after the job, so all ranks share it. `stacksage run -- srun/salloc/sbatch
+// ...` rewrites an --export that would drop the recorder's variables
+// (cli/srun_forwarding.hpp).
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <signal.h>
@@ -33,6 +35,7 @@
 #include "cli/loadable_preload.hpp"
 #include "cli/preload_location.hpp"
 #include "cli/sanitizer_runtime.hpp"
+#include "cli/srun_forwarding.hpp"
 #include "parsers/run_census.hpp"
 #include "parsers/run_directory.hpp"
 #include "preload/sampling/sampling_plan.hpp"
@@ -138,6 +141,32 @@ void prepend_preload(const std::string& preload) {
     // A sanitized build of stacksage (make test's) only: see sanitizer_runtime.hpp.
     if (const char* variable = sanitizer_options_variable())
         setenv(variable, sanitizer_options_for_traced_programs(env_or_empty(variable)).c_str(), 1);
+}
+
+// srun, salloc, sbatch: their --export settings may drop the recorder's
+// variables; rewritten so that every task gets them (cli/srun_forwarding.hpp).
+std::vector<std::string> command_carrying_the_recorder(const std::vector<std::string>& command,
+                                                       const std::string& recorder_preload, bool quiet,
+                                                       CommandOutput& output) {
+    RecorderVariables recorder;
+    recorder.preload = with_sanitizer_runtime(recorder_preload);
+    for (char** e = environ; *e != nullptr; ++e) {
+        const std::string_view entry(*e);
+        if (entry.rfind("STACKSAGE_", 0) == 0) recorder.names.emplace_back(entry.substr(0, entry.find('=')));
+    }
+    if (const char* variable = sanitizer_options_variable(); variable != nullptr && std::getenv(variable) != nullptr)
+        recorder.names.emplace_back(variable);
+    auto lookup = [](std::string_view name) -> std::optional<std::string> {
+        const char* v = std::getenv(std::string(name).c_str());
+        return v ? std::optional<std::string>(v) : std::nullopt;
+    };
+    std::optional<SlurmForwarding> forwarding = forward_through_slurm(command, lookup, recorder);
+    if (!forwarding) return command;
+    for (const EnvironmentChange& change : forwarding->environment)
+        setenv(change.name.c_str(), change.value.c_str(), 1);
+    if (!quiet)
+        for (const std::string& note : forwarding->notes) output.say(note);
+    return forwarding->command;
 }
 
 volatile sig_atomic_t g_child = 0;
@@ -361,7 +390,9 @@ int run_command(const RunOptions& o) {
             unsetenv("STACKSAGE_SAMPLE");  // an outer setting must not switch it on behind --sample=off
         }
     }
-    const int status = spawn_and_wait(o.command, output);
+    const std::vector<std::string> command =
+        traced ? command_carrying_the_recorder(o.command, loadable->path(), o.quiet, output) : o.command;
+    const int status = spawn_and_wait(command, output);
     if (status >= 0 && WIFSIGNALED(status))
         output.say(fmt::format("{} was killed by signal {} ({})", o.command[0], WTERMSIG(status),
                                strsignal(WTERMSIG(status))));
@@ -392,7 +423,8 @@ CommandRunner add_run_command(CLI::App& app) {
                   "Do not write the node's topology (OUT/<host>/topology.xml)");
     run->add_flag("--no-model", options->no_model,
                   "Do not write each process's model at exit (<log>.model.json)");
-    run->add_flag("-q,--quiet", options->quiet, "Do not print where the results are");
+    run->add_flag("-q,--quiet", options->quiet,
+                  "Do not print where the results are, nor what sampling and srun's --export will do");
     run->add_option("--sample", options->sample,
                     "Memory and placement sampling: off (default), auto (every backend that works on each "
                     "node), or a list of pebs,ibs,pagefault,cpuclock,papi")
@@ -402,7 +434,10 @@ CommandRunner add_run_command(CLI::App& app) {
     run->footer(
         "Under mpirun, locally launched ranks inherit the recorder. For ranks on other nodes,\n"
         "export it: mpirun -x LD_PRELOAD -x STACKSAGE_OUTPUT ..., or run\n"
-        "`mpirun ... stacksage run -- ./app` / `srun stacksage run -- ./app`.");
+        "`mpirun ... stacksage run -- ./app` / `srun stacksage run -- ./app`.\n"
+        "srun, salloc and sbatch given as COMMAND get the recorder to every task: an --export\n"
+        "(NONE, NIL, a list; or SRUN_EXPORT_ENV, SLURM_EXPORT_ENV, SBATCH_EXPORT) that would\n"
+        "drop it is rewritten to carry LD_PRELOAD and STACKSAGE_* too, and said so first.");
     return [options] { return run_command(*options); };
 }
 

@@ -54,9 +54,11 @@ bool is_identity_variable(const char* name, std::size_t len) {
     for (const char* n : formats::kJobIdVariables)
         if (equals(name, len, n)) return true;
     if (equals(name, len, formats::kSlurmJobVariable) || equals(name, len, formats::kSlurmStepVariable)) return true;
+    for (const char* n : formats::kSlurmJobFactVariables)
+        if (equals(name, len, n)) return true;
     static const char* const kPlaceInTheJob[] = {
         "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE",
-        "OMPI_COMM_WORLD_NODE_RANK", "PMI_SIZE", "SLURM_LOCALID", "SLURM_NODEID", "SLURM_NTASKS",
+        "OMPI_COMM_WORLD_NODE_RANK", "PMI_SIZE", "SLURM_LOCALID", "SLURM_NODEID",
         "FLUX_TASK_LOCAL_ID", "MPI_LOCALRANKID", "MPI_LOCALNRANKS",
     };
     for (const char* n : kPlaceInTheJob)
@@ -81,6 +83,7 @@ const char* launcher_name(const char* exe_path, const char* argv0) {
         "prte",           "prted",           "orted",          "srun",
         "slurmstepd",     "hydra_pmi_proxy", "mpiexec.hydra",  "mpirun.openmpi",
         "mpiexec.openmpi", "mpirun.mpich",   "mpiexec.mpich",  "mpiexec.slurm",
+        "salloc",         "sbatch",
     };
     const char* candidates[] = {base_name(exe_path), base_name(argv0)};
     for (const char* c : candidates)

@@ -15,7 +15,9 @@ namespace stacksage::preload {
 bool is_binding_variable(const char* name, std::size_t len);
 
 // Rank and job identity set by launchers (OMPI_COMM_WORLD_RANK, PMIX_RANK,
-// SLURM_PROCID, ...), and the tracer's own STACKSAGE_* settings.
+// SLURM_PROCID, ...), Slurm's facts about the job and step (node lists, task
+// and node counts, SLURM_TOPOLOGY_ADDR: formats::kSlurmJobFactVariables), and
+// the tracer's own STACKSAGE_* settings.
 bool is_identity_variable(const char* name, std::size_t len);
 
 // The process's rank in its job from the first of OMPI_COMM_WORLD_RANK,

@@ -15,6 +15,7 @@ packages=(
   chromium nodejs          # the HTML report's browser test (tests/browser)
   libxml2-utils            # xmllint: the GraphML export is checked with it
   python3                  # tests/packaging: the Spack recipe is parsed with it
+  slurm-wlm munge iproute2  # tests/slurm: a real two-node Slurm cluster on this machine (tests/support/slurm-cluster.sh)
   libsimdjson-dev libxml2-dev  # for the reader benchmarks only (bench/readers.cmake); optional, nothing else uses them
 )
 

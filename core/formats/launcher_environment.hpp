@@ -18,6 +18,17 @@ inline constexpr const char* kRankVariables[] = {
 inline constexpr const char* kSlurmJobVariable = "SLURM_JOB_ID";
 inline constexpr const char* kSlurmStepVariable = "SLURM_STEP_ID";
 
+// Slurm's facts about the job and the step a task belongs to, kept in each
+// process's log (its identity): the analysis compares the nodes allocated
+// and the step's nodes and tasks with the hosts and ranks that left a log,
+// and the switch a node hangs under (topology/tree) with the fabric.
+inline constexpr const char* kSlurmJobFactVariables[] = {
+    "SLURM_JOB_NODELIST",   "SLURM_NODELIST",       "SLURM_STEP_NODELIST",       "SLURM_NTASKS",
+    "SLURM_NPROCS",         "SLURM_NNODES",         "SLURM_JOB_NUM_NODES",       "SLURM_STEP_NUM_NODES",
+    "SLURM_STEP_NUM_TASKS", "SLURM_TASKS_PER_NODE", "SLURM_STEP_TASKS_PER_NODE", "SLURM_JOB_CPUS_PER_NODE",
+    "SLURM_CPUS_ON_NODE",   "SLURMD_NODENAME",      "SLURM_TOPOLOGY_ADDR",       "SLURM_TOPOLOGY_ADDR_PATTERN",
+};
+
 // The job id under the other launchers and batch systems, in the order they
 // are tried after Slurm's.
 inline constexpr const char* kJobIdVariables[] = {
