@@ -143,8 +143,11 @@ std::string node_key(const AnalysisResult& a, const NodeSummary& n, const std::v
     for (const std::string& l : launchers) k += l + ",";
     for (std::size_t i : findings) {
         const Finding& f = a.findings[i];
+        // The advice must fit every node of the group: the remedy as data,
+        // and the suggestion's words and numbers too (its alternatives are
+        // not in the remedy), the node's own name aside.
         k += "\n" + std::string(to_string(f.code)) + "|" + std::string(to_string(f.severity)) + "|" + f.check + "|" +
-             f.resources.to_list_string() + "|" + remedy_key(f.remedy);
+             f.resources.to_list_string() + "|" + remedy_key(f.remedy) + "|" + mark_host(f.suggestion, n.host);
     }
     return k;
 }

@@ -10,9 +10,10 @@
 // The key of a group: the node's shape (cores, CPUs and which of them the
 // job could use, SMT, the topology's source, how many processes and which
 // launchers ran there) and its findings, each by code, severity, check, the
-// CPUs concerned and the remedy as data. Figures (durations, shares,
-// counts of threads) may differ; a different set of CPUs, or a remedy that
-// differs, is another group: its advice would not fit the others.
+// CPUs concerned, the remedy as data and the suggestion's text (the node's
+// own name aside). Figures of the verdict and its detail (durations,
+// shares, counts of threads) may differ; a different set of CPUs, or advice
+// that differs, is another group: its advice would not fit the others.
 #pragma once
 
 #include <cstdint>
