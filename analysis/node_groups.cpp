@@ -80,6 +80,9 @@ Tokens tokenize(const std::string& s) {
 // the first member's text stands, said to be that node's.
 std::string merge_texts(const std::vector<std::string>& texts) {
     if (texts.empty()) return {};
+    // Alike texts (suggestions are, by the key) need no tokens.
+    if (std::all_of(texts.begin(), texts.end(), [&](const std::string& t) { return t == texts.front(); }))
+        return texts.front();
     std::vector<Tokens> tokens;
     tokens.reserve(texts.size());
     for (const std::string& t : texts) tokens.push_back(tokenize(t));
