@@ -287,7 +287,9 @@ function selectNode(i){
   drawTopology(); fillLevels(); colour(); drawFindings(); drawTimeline(); flowTable.render(); procTable.render();
 }
 
-if (D.nodes.length) selectNode(0); else { drawFindings(); $('topo').appendChild(el('div', 'muted', 'No node in this run.')); flowTable.render(); procTable.render(); }
+// The first node of the worst group is drawn first: at 1,000 nodes, the odd one.
+var firstNode = D.node_groups && D.node_groups.length && D.node_groups[0].nodes.length ? D.node_groups[0].nodes[0] : 0;
+if (D.nodes.length) selectNode(firstNode); else { drawFindings(); $('topo').appendChild(el('div', 'muted', 'No node in this run.')); flowTable.render(); procTable.render(); }
 window.stacksageRenderMs = performance.now() - t0;
 document.body.setAttribute('data-ready', '1');
 })();

@@ -283,6 +283,7 @@ async function overviewTest(browser, work, artifacts) {
   await page.waitFor("document.body && document.body.getAttribute('data-ready') === '1'");
   check(page.errors.length === 0, 'overview: the page loads with no console error', page.errors);
   check(await page.eval("document.getElementById('nodes-section').getBoundingClientRect().top < document.getElementById('topology-section').getBoundingClientRect().top"), 'overview: the page opens on the node overview');
+  check(await page.eval("document.getElementById('node-select').selectedOptions[0].textContent") === 'n03', 'overview: the first node of the worst group, n03, is drawn first');
   const groups = await page.eval("Array.from(document.querySelectorAll('#grid .ngroup')).map(g => [g.getAttribute('data-hosts'), g.querySelectorAll('.cell').length, g.querySelector('.ghosts').textContent])");
   check(JSON.stringify(groups) === JSON.stringify([['n03', 1, 'n03'], ['n[01-02,04-06]', 5, 'n[01-02,04-06]']]), 'overview: the odd node is a group of its own, first; the others one group under their host range', groups);
   const hosts = await page.eval("Array.from(document.querySelectorAll('#grid .cell')).map(c => c.textContent).sort().join(',')");
