@@ -46,7 +46,7 @@ NodeLoad load(std::int64_t over_ms, std::int64_t from_ms) {
 
 }  // namespace
 
-TEST(NodeGroups, AlikeNodesAreOneGroupTheOddOneFirstAndTheirFiguresRanges) {
+TEST(GroupNodes, AlikeNodesAreOneGroupTheOddOneFirstAndTheirFiguresRanges) {
     AnalysisResult a;
     for (const char* h : {"a1", "a2", "a3", "a4"}) a.nodes.push_back(node(h));
     a.findings = {idle("a1", "1-3", 3), idle("a2", "1-3", 5), idle("a3", "2-3", 3)};  // a4: none
@@ -76,7 +76,7 @@ TEST(NodeGroups, AlikeNodesAreOneGroupTheOddOneFirstAndTheirFiguresRanges) {
     EXPECT_EQ(groups[0].findings[0].detail, a.findings[2].detail);
 }
 
-TEST(NodeGroups, ShapesAndAdviceThatDifferAreOtherGroups) {
+TEST(GroupNodes, ShapesAndAdviceThatDifferAreOtherGroups) {
     AnalysisResult a;
     for (const char* h : {"n1", "n2", "n3"}) a.nodes.push_back(node(h));
     a.nodes[2].cores_available = 8;  // another shape
@@ -87,7 +87,7 @@ TEST(NodeGroups, ShapesAndAdviceThatDifferAreOtherGroups) {
     EXPECT_EQ(group_nodes(a).size(), 2u);
 }
 
-TEST(NodeGroups, SentencesThatDifferInWordsKeepTheFirstMembersAndSaySo) {
+TEST(GroupNodes, SentencesThatDifferInWordsKeepTheFirstMembersAndSaySo) {
     AnalysisResult a;
     for (const char* h : {"n1", "n2"}) a.nodes.push_back(node(h));
     a.findings = {idle("n1", "1-3", 3), idle("n2", "1-3", 3)};
@@ -97,7 +97,7 @@ TEST(NodeGroups, SentencesThatDifferInWordsKeepTheFirstMembersAndSaySo) {
     EXPECT_EQ(groups[0].findings[0].detail, a.findings[0].detail + " (figures of n1)");
 }
 
-TEST(NodeGroups, OverDemandOfSeveralNodesAsOnePhrase) {
+TEST(GroupNodes, OverDemandOfSeveralNodesAsOnePhrase) {
     const NodeLoad whole = load(9'998, 1), most = load(9'700, 300), half = load(5'000, 5'000);
     EXPECT_EQ(describe_over_demand_range({&whole}), describe_over_demand(whole));
     EXPECT_EQ(describe_over_demand_range({&whole, &whole}), "the whole run (10.0 s)");
