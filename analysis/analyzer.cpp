@@ -170,6 +170,7 @@ AnalysisResult analyze(RunView view) {
     summarize_findings_per_node(all, result.nodes);
     result.pu_usage.reserve(view.nodes.size());
     for (std::uint32_t n = 0; n < view.nodes.size(); ++n) result.pu_usage.push_back(compute_pu_usage(view, n));
+    result.node_groups = group_nodes(result);
     result.view = std::move(view);
     result.view.model = nullptr;
     return result;

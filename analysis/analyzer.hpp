@@ -17,6 +17,7 @@
 #include "analysis/finding.hpp"
 #include "analysis/launcher.hpp"
 #include "analysis/memory_heatmap.hpp"
+#include "analysis/node_groups.hpp"
 #include "analysis/node_load.hpp"
 #include "analysis/pu_usage.hpp"
 #include "analysis/run_view.hpp"
@@ -77,6 +78,9 @@ struct AnalysisResult {
     RunView view;
     std::vector<NodeLoad> loads;      // by view node
     std::vector<PuUsage> pu_usage;    // by view node
+    // Nodes with the same findings, as one (analysis/node_groups.hpp):
+    // every node is in exactly one group; worst groups first.
+    std::vector<NodeGroup> node_groups;
     std::size_t count(Severity severity) const;
 };
 

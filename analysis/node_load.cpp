@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -132,6 +134,58 @@ std::string describe_over_demand(const NodeLoad& load) {
     if (percent >= 99.5) return "the whole run (" + seconds(run) + ")";
     return fmt::format("{:.0f} % of the run ({} of {}, {})", percent, seconds(load.over_demanded_ns), seconds(run),
                        window);
+}
+
+namespace {
+
+// "a–b" of two phrases with a unit, the unit said once when both share it
+// ("9.70–10.0 s"); one phrase when they read alike.
+std::string range_text(const std::string& low, const std::string& high) {
+    if (low == high) return low;
+    for (const char* unit : {" ms", " s"}) {
+        const std::string u = unit;
+        auto ends = [&](const std::string& s) {
+            return s.size() > u.size() && s.compare(s.size() - u.size(), u.size(), u) == 0;
+        };
+        if (ends(low) && ends(high)) return low.substr(0, low.size() - u.size()) + "\u2013" + high;
+    }
+    return low + "\u2013" + high;
+}
+
+std::string seconds_range(std::int64_t low, std::int64_t high) { return range_text(seconds(low), seconds(high)); }
+
+}  // namespace
+
+std::string describe_over_demand_range(const std::vector<const NodeLoad*>& loads) {
+    if (loads.empty()) return {};
+    if (loads.size() == 1) return describe_over_demand(*loads.front());
+    struct Span {
+        std::int64_t low = INT64_MAX, high = INT64_MIN;
+        void add(std::int64_t v) {
+            low = std::min(low, v);
+            high = std::max(high, v);
+        }
+    } over, run, from, to, percent;
+    bool whole = true, timed = true;
+    for (const NodeLoad* load : loads) {
+        const std::int64_t r = load->run_ns();
+        over.add(load->over_demanded_ns);
+        run.add(r);
+        from.add(std::max<std::int64_t>(0, subtract_saturating(load->first_over_demand_ns, load->run_start_ns)));
+        to.add(std::max<std::int64_t>(0, subtract_saturating(load->last_over_demand_ns, load->run_start_ns)));
+        if (r <= 0) {
+            timed = false;
+            continue;
+        }
+        const double p = 100.0 * static_cast<double>(load->over_demanded_ns) / static_cast<double>(r);
+        if (p < 99.5) whole = false;
+        percent.add(std::stoll(fmt::format("{:.0f}", p)));  // as describe_over_demand rounds it
+    }
+    const std::string window = "from " + seconds_range(from.low, from.high) + " to " + seconds_range(to.low, to.high);
+    if (!timed) return seconds_range(over.low, over.high) + " (" + window + ")";
+    if (whole) return "the whole run (" + seconds_range(run.low, run.high) + ")";
+    return range_text(std::to_string(percent.low), std::to_string(percent.high)) + " % of the run (" +
+           seconds_range(over.low, over.high) + " of " + seconds_range(run.low, run.high) + ", " + window + ")";
 }
 
 NodeLoad compute_node_load(const RunView& view, std::uint32_t node_index, const NodeLoadOptions& options) {

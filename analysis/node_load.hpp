@@ -80,4 +80,10 @@ Cpuset idle_cores(const NodeView& node, const Cpuset& reserved);
 // from the start of its run.
 std::string describe_over_demand(const NodeLoad& load);
 
+// The over-demand of several nodes as one phrase, for a group's
+// overloaded-resources finding: "97–100 % of the run (9.70–10.0 s of
+// 10.0 s, from 0 ms–0.30 s to 10.0 s)", or "the whole run (10.0 s)" when it
+// was the whole run on each (describe_over_demand's words for one node).
+std::string describe_over_demand_range(const std::vector<const NodeLoad*>& loads);
+
 }  // namespace stacksage

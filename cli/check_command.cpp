@@ -8,6 +8,8 @@
 #include <fmt/core.h>
 
 #include <memory>
+#include <set>
+#include <string_view>
 
 #include "cli/analysis_pipeline.hpp"
 #include "cli/command_output.hpp"
@@ -38,13 +40,26 @@ int run_check(const CheckOptions& o) {
     std::size_t failing = 0;
     // Node names, file names and messages come from the run: shown terminal-safe.
     std::string text;
-    for (const Finding& f : analysed->analysis.findings) {
-        if (f.severity < threshold) continue;
+    const AnalysisResult& a = analysed->analysis;
+    // Nodes with the same findings are one group (analysis/node_groups.hpp):
+    // one line per finding of the group, its hosts in hostlist notation and
+    // its figures as ranges; then the run-wide findings.
+    for (const NodeGroup& g : a.node_groups)
+        for (const GroupFinding& f : g.findings) {
+            if (f.severity < threshold) continue;
+            failing += f.findings.size();
+            const std::string where =
+                g.nodes.size() == 1 ? g.hosts : fmt::format("{} ({} nodes)", g.hosts, g.nodes.size());
+            text += fmt::format("{}: {}: {}\n", to_string(f.severity), terminal_safe(where), terminal_safe(f.message));
+        }
+    std::set<std::string_view> hosts;
+    for (const NodeSummary& n : a.nodes) hosts.insert(n.host);
+    for (const Finding& f : a.findings) {
+        if (f.severity < threshold || hosts.count(f.node)) continue;
         ++failing;
         text += fmt::format("{}: {}: {}\n", to_string(f.severity), terminal_safe(f.node.empty() ? "run" : f.node),
                             terminal_safe(f.message));
     }
-    const AnalysisResult& a = analysed->analysis;
     std::size_t input_errors = 0;
     for (const LoadNote& n : analysed->run.notes) {
         if (n.level != LoadNote::Level::Error) continue;

@@ -30,4 +30,12 @@ nlohmann::json finding_to_json(const Finding& finding, FindingJsonShape shape = 
 //         service_threads (its processes and launchers are the caller's).
 nlohmann::json node_summary_to_json(const NodeSummary& node);
 
+// \return the analysis' node groups (analysis/node_groups.hpp), worst
+//         first: hosts (hostlist notation), size, nodes (Report: host names;
+//         Page: indices into the nodes array), worst, and findings, each
+//         with the group's message, detail and suggestion, the indices of
+//         the members' findings into the findings array, and flow_count and
+//         figures as {min, max} over the group.
+nlohmann::json node_groups_to_json(const AnalysisResult& analysis, FindingJsonShape shape = FindingJsonShape::Report);
+
 }  // namespace stacksage

@@ -317,6 +317,7 @@ nlohmann::json html_report_data(const ReportData& data, const Model& model) {
     doc["runtimes"] = runtimes_json(a.view);
     doc["nodes"] = nodes_json(a, model);
     doc["findings"] = findings_json(a);
+    doc["node_groups"] = node_groups_to_json(a, FindingJsonShape::Page);
     doc["processes"] = processes_json(a.view, model);
     doc["flow_columns"] = kFlowColumns;
     doc["flows"] = flows_json(a.view);

@@ -19,7 +19,7 @@ std::string html_page(const std::string& escaped_title, const std::string& data_
     page += R"(<header><h1>stacksage: <span id="run-name"></span></h1><div class="cmd" id="run-cmd"></div><div class="counts" id="counts"></div></header>
 <main>
 <section id="nodes-section"><h2>Nodes</h2>
-<div class="controls"><label>Node <select id="node-select"></select></label><span class="muted">cells: one per node, coloured by its worst finding (green: none, blue: info, yellow: warning, red: error)</span></div>
+<div class="controls"><label>Node <select id="node-select"></select></label><span class="muted">nodes with the same findings are one group, worst first, under its hosts; cells: one per node, coloured by its worst finding (green: none, blue: info, yellow: warning, red: error); click one to open it</span></div>
 <div id="grid"></div></section>
 <section id="topology-section"><h2 id="node-title"></h2>
 <div class="controls"><label>Colour <select id="mode"><option value="allowed">flows allowed per PU</option><option value="cpu">CPU time per PU</option><option value="memory">memory accesses per level</option></select></label>

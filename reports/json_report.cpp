@@ -64,6 +64,7 @@ nlohmann::json report_to_json(const ReportData& data) {
         nodes.push_back(std::move(j));
     }
     doc["nodes"] = std::move(nodes);
+    doc["node_groups"] = node_groups_to_json(a);
     nlohmann::json findings = nlohmann::json::array();
     for (const Finding& f : a.findings) findings.push_back(finding_to_json(f));
     doc["findings"] = std::move(findings);

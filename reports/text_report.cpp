@@ -29,36 +29,6 @@ std::string compact_numbers(std::vector<std::int64_t> v) {
     return out;
 }
 
-// "n02-n64" for consecutive names with one prefix and one number width;
-// otherwise a list, shortened.
-std::string compact_hosts(const std::vector<std::string>& hosts) {
-    if (hosts.size() == 1) return hosts.front();
-    auto split = [](const std::string& h) {
-        std::size_t d = h.size();
-        while (d > 0 && h[d - 1] >= '0' && h[d - 1] <= '9') --d;
-        return std::pair<std::string, std::string>(h.substr(0, d), h.substr(d));
-    };
-    const auto [prefix, first_digits] = split(hosts.front());
-    bool consecutive = !first_digits.empty() && first_digits.size() <= 18;
-    for (std::size_t i = 1; consecutive && i < hosts.size(); ++i) {
-        const auto [p, d] = split(hosts[i]);
-        const auto [pp, pd] = split(hosts[i - 1]);
-        consecutive = p == prefix && d.size() == first_digits.size() && !d.empty() &&
-                      std::stoll(d) == std::stoll(pd) + 1;
-    }
-    if (consecutive) return hosts.front() + "-" + hosts.back();
-    std::string out;
-    for (std::size_t i = 0; i < hosts.size() && i < 6; ++i) out += (i ? ", " : "") + hosts[i];
-    if (hosts.size() > 6) out += ", ... (" + std::to_string(hosts.size()) + " nodes)";
-    return out;
-}
-
-void replace_all(std::string& s, const std::string& from, const std::string& to) {
-    if (from.empty()) return;
-    for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
-        s.replace(at, from.size(), to);
-}
-
 struct Styler {
     bool color;
     std::string tag(Severity s) const {
@@ -113,16 +83,10 @@ std::string cpus_text(const Cpuset& cpus) {
 // Folded processes placed on different CPUs: which ones went where, one
 // entry per distinct placement in order of first appearance ("ranks 0,2 on
 // cpu 0; ranks 1,3 on cpu 1"), so that a reader sees who shares a core.
-// `printed` names the processes (ranks or pids); `signature` names them by
-// their position in the group, so that nodes with the same placement under
-// other rank numbers still fold.
-struct Placements {
-    std::string printed, signature;
-};
-Placements placements_text(const std::vector<const ProcessSummary*>& group) {
+std::string placements_text(const std::vector<const ProcessSummary*>& group) {
     constexpr std::size_t kMaxListed = 8;
     std::vector<Cpuset> sets;
-    std::vector<std::vector<std::int64_t>> names, positions;
+    std::vector<std::vector<std::int64_t>> names;
     std::size_t total = 0;
     Cpuset together;
     for (std::size_t k = 0; k < group.size(); ++k) {
@@ -134,46 +98,34 @@ Placements placements_text(const std::vector<const ProcessSummary*>& group) {
         if (at == sets.size()) {
             sets.push_back(p.cpus);
             names.emplace_back();
-            positions.emplace_back();
         }
         names[at].push_back(p.rank >= 0 ? p.rank : p.pid);
-        positions[at].push_back(static_cast<std::int64_t>(k));
     }
     const bool ranks = group.front()->rank >= 0;
     // Every one on CPUs of its own: say that none share, and list them when they fit.
     const bool none_shared = sets.size() == group.size() && total == together.count();
-    if (none_shared && sets.size() > kMaxListed) {
-        const std::string s = "none shared, together cpu(s) [" + together.to_list_string() + "]";
-        return {s, s};
-    }
-    Placements out;
-    if (none_shared) out.printed = out.signature = "none shared: ";
+    if (none_shared && sets.size() > kMaxListed)
+        return "none shared, together cpu(s) [" + together.to_list_string() + "]";
+    std::string out;
+    if (none_shared) out = "none shared: ";
     for (std::size_t i = 0; i < sets.size() && i < kMaxListed; ++i) {
         const std::string where = " on " + cpus_text(sets[i]);
         const char* who = ranks ? (names[i].size() == 1 ? "rank " : "ranks ") : (names[i].size() == 1 ? "pid " : "pids ");
-        out.printed += (i ? "; " : "") + std::string(who) + compact_numbers(names[i]) + where;
-        out.signature += (i ? "; #" : "#") + compact_numbers(positions[i]) + where;
+        out += (i ? "; " : "") + std::string(who) + compact_numbers(names[i]) + where;
     }
     if (sets.size() > kMaxListed) {
-        const std::string more = "; ... (" + std::to_string(sets.size() - kMaxListed) +
-                                 " more placements), together cpu(s) [" + together.to_list_string() + "]";
-        out.printed += more;
-        out.signature += more;
+        out += "; ... (" + std::to_string(sets.size() - kMaxListed) + " more placements), together cpu(s) [" +
+               together.to_list_string() + "]";
     }
     return out;
 }
 
-struct NodeText {
-    std::vector<std::string> lines;      // as printed
-    std::vector<std::string> signature;  // the same, without ranks, pids and host name
-    std::vector<std::int64_t> ranks;
-};
-
-NodeText render_node_body(const AnalysisResult& a, const NodeSummary& node, const TextReportOptions& o,
-                          const Styler& style) {
-    NodeText out;
+// The lines of a node: its processes (consecutive equal ones folded), its
+// launchers and, with_findings, its findings.
+std::vector<std::string> render_node_body(const AnalysisResult& a, const NodeSummary& node, const TextReportOptions& o,
+                                          const Styler& style, bool with_findings = true) {
+    std::vector<std::string> out;
     const std::string indent = "      ";
-    // Processes, consecutive equal ones folded.
     for (std::size_t i = 0; i < node.processes.size();) {
         const ProcessSummary& first = a.processes[node.processes[i]];
         const std::string sig = process_signature(first);
@@ -188,63 +140,38 @@ NodeText render_node_body(const AnalysisResult& a, const NodeSummary& node, cons
             pids.push_back(p.pid);
             group.push_back(&p);
             if (!(p.cpus == first.cpus)) same_cpus = false;
-            if (p.rank >= 0) out.ranks.push_back(p.rank);
         }
         const std::string rt = runtimes_text(first);
         const std::string tail = rt.empty() ? "" : " — " + rt;
-        std::string line, signature;
+        std::string line;
         if (j - i == 1) {
             const std::string who = first.rank >= 0 ? "Rank " + std::to_string(first.rank) + " (pid " + std::to_string(first.pid) + ")"
                                                     : "Process " + first.name + " (pid " + std::to_string(first.pid) + ")";
-            const std::string what = " created " + created_text(first) + " on cpu(s) [" + first.cpus.to_list_string() + "]" + tail;
-            line = who + what;
-            signature = (first.rank >= 0 ? "Rank" : "Process " + first.name) + what;
+            line = who + " created " + created_text(first) + " on cpu(s) [" + first.cpus.to_list_string() + "]" + tail;
         } else {
             const std::size_t n = j - i;
             const std::string who = first.rank >= 0 ? "Ranks " + compact_numbers(ranks) + " (" + std::to_string(n) + " processes)"
                                                     : "Processes " + first.name + " (" + std::to_string(n) + ", pids " + compact_numbers(pids) + ")";
-            const std::string what = " each created " + created_text(first);
-            std::string where, where_signature;
-            if (same_cpus) {
-                where = where_signature = " on cpu(s) [" + first.cpus.to_list_string() + "]";
-            } else {
-                const Placements placed = placements_text(group);
-                const std::string each = " on " + plural(first.cpus.count(), "cpu", "cpus") + " each: ";
-                where = each + placed.printed;
-                where_signature = each + placed.signature;
-            }
-            line = who + what + where + tail;
-            signature = (first.rank >= 0 ? "Ranks x" + std::to_string(n) : "Processes " + first.name + " x" + std::to_string(n)) +
-                        what + where_signature + tail;
+            const std::string where =
+                same_cpus ? " on cpu(s) [" + first.cpus.to_list_string() + "]"
+                          : " on " + plural(first.cpus.count(), "cpu", "cpus") + " each: " + placements_text(group);
+            line = who + " each created " + created_text(first) + where + tail;
         }
-        out.lines.push_back(indent + terminal_safe(line));
-        out.signature.push_back(signature);
+        out.push_back(indent + terminal_safe(line));
         i = j;
     }
     for (std::size_t i : node.launchers) {
         const ProcessSummary& p = a.processes[i];
-        const std::string what = " with " + threads_text(p) + " started the job; not checked";
-        out.lines.push_back(indent + terminal_safe("Launcher " + p.name + " (pid " + std::to_string(p.pid) + ")" + what));
-        out.signature.push_back("Launcher " + p.name + what);
+        out.push_back(indent + terminal_safe("Launcher " + p.name + " (pid " + std::to_string(p.pid) + ") with " +
+                                             threads_text(p) + " started the job; not checked"));
     }
     for (const Finding& f : a.findings) {
-        if (f.node != node.host) continue;
+        if (!with_findings || f.node != node.host) continue;
         if (f.severity == Severity::Info && !o.show_info) continue;
-        std::vector<std::string> block = {indent + style.tag(f.severity) + " " + terminal_safe(f.message)};
-        std::vector<std::string> plain = {std::string(to_string(f.severity)) + " " + f.message};
-        if (!f.detail.empty()) {
-            block.push_back(indent + "   " + terminal_safe(f.detail));
-            plain.push_back(f.detail);
-        }
-        if (!f.suggestion.empty()) {
-            block.push_back(indent + "   " + style.bold("suggestion:") + " " + terminal_safe(f.suggestion));
-            plain.push_back("suggestion: " + f.suggestion);
-        }
-        for (auto& l : block) out.lines.push_back(std::move(l));
-        for (auto& l : plain) {
-            replace_all(l, node.host, "\x01");
-            out.signature.push_back(std::move(l));
-        }
+        out.push_back(indent + style.tag(f.severity) + " " + terminal_safe(f.message));
+        if (!f.detail.empty()) out.push_back(indent + "   " + terminal_safe(f.detail));
+        if (!f.suggestion.empty())
+            out.push_back(indent + "   " + style.bold("suggestion:") + " " + terminal_safe(f.suggestion));
     }
     return out;
 }
@@ -272,37 +199,36 @@ std::string render_text_report(const ReportData& data, const TextReportOptions& 
     if (a.launcher.kind != LauncherKind::None)
         out += "Launcher: " + terminal_safe(a.launcher.command) + " (" + std::string(to_string(a.launcher.kind)) + ")\n";
 
-    // Nodes, consecutive identical ones folded into the last one printed.
-    std::size_t reference = 0;
-    std::vector<std::string> reference_signature;
-    std::vector<std::string> folded;
-    std::vector<std::int64_t> folded_ranks;
-    auto flush = [&] {
-        if (folded.empty()) return;
-        out += "+ " + std::string(folded.size() == 1 ? "Node " : "Nodes ") + terminal_safe(compact_hosts(folded)) +
-               ": same as " + terminal_safe(a.nodes[reference].host);
-        if (!folded_ranks.empty()) out += " (ranks " + compact_numbers(folded_ranks) + ")";
-        out += ".\n";
-        folded.clear();
-        folded_ranks.clear();
-    };
-    for (std::size_t n = 0; n < a.nodes.size(); ++n) {
-        const NodeSummary& node = a.nodes[n];
-        NodeText body = render_node_body(a, node, o, style);
-        std::vector<std::string> signature = body.signature;
-        signature.insert(signature.begin(), node_header_tail(node));
-        if (n > 0 && signature == reference_signature) {
-            folded.push_back(node.host);
-            folded_ranks.insert(folded_ranks.end(), body.ranks.begin(), body.ranks.end());
+    // Nodes, as the analysis grouped them (analysis/node_groups.hpp): a
+    // group of one node in full; a larger one once, under its hosts, with
+    // its first node's processes and the group's findings, their figures as
+    // ranges over the group.
+    const std::string indent = "      ";
+    for (const NodeGroup& group : a.node_groups) {
+        const NodeSummary& first = a.nodes[group.nodes.front()];
+        if (group.nodes.size() == 1) {
+            out += "+ Node " + style.bold(terminal_safe(first.host)) + node_header_tail(first) + "\n";
+            for (const std::string& l : render_node_body(a, first, o, style)) out += l + "\n";
             continue;
         }
-        flush();
-        reference = n;
-        reference_signature = std::move(signature);
-        out += "+ Node " + style.bold(terminal_safe(node.host)) + node_header_tail(node) + "\n";
-        for (const std::string& l : body.lines) out += l + "\n";
+        std::vector<std::int64_t> ranks;
+        for (std::size_t n : group.nodes)
+            for (std::size_t p : a.nodes[n].processes)
+                if (a.processes[p].rank >= 0) ranks.push_back(a.processes[p].rank);
+        out += "+ Nodes " + style.bold(terminal_safe(group.hosts)) + " (" + std::to_string(group.nodes.size()) +
+               " nodes" + (ranks.empty() ? "" : ", ranks " + compact_numbers(ranks)) + ")" + node_header_tail(first) +
+               "\n";
+        const std::vector<std::string> body = render_node_body(a, first, o, style, false);
+        if (!body.empty()) out += indent + "On " + terminal_safe(first.host) + ", the first of them:\n";
+        for (const std::string& l : body) out += l + "\n";
+        for (const GroupFinding& f : group.findings) {
+            if (f.severity == Severity::Info && !o.show_info) continue;
+            out += indent + style.tag(f.severity) + " " + terminal_safe(f.message) + "\n";
+            if (!f.detail.empty()) out += indent + "   " + terminal_safe(f.detail) + "\n";
+            if (!f.suggestion.empty())
+                out += indent + "   " + style.bold("suggestion:") + " " + terminal_safe(f.suggestion) + "\n";
+        }
     }
-    flush();
 
     // Findings about no node in particular.
     for (const Finding& f : a.findings) {

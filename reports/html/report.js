@@ -26,14 +26,30 @@ var notes = $('notes');
 D.notes.forEach(function(n){ notes.appendChild(el('div', 'note', n.level + (n.file ? ' (' + n.file + ')' : '') + ': ' + n.message)); });
 if (!D.notes.length) notes.appendChild(el('div', 'muted', 'Every log and topology was read without trouble.'));
 
-// ---- Nodes: selector and summary grid ----------------------------------------
+// ---- Nodes: selector and overview, one cell per node, grouped as the analysis grouped them ----
 var sel = $('node-select'), grid = $('grid');
-D.nodes.forEach(function(n, i){
-  var o = el('option', null, n.host); o.value = String(i); sel.appendChild(o);
-  var c = el('div', 'cell sev-' + n.worst, n.host); c.setAttribute('data-node', String(i));
+D.nodes.forEach(function(n, i){ var o = el('option', null, n.host); o.value = String(i); sel.appendChild(o); });
+function nodeCell(i){
+  var n = D.nodes[i];
+  var c = el('div', 'cell sev-' + n.worst, n.host); c.setAttribute('data-node', String(i)); c.setAttribute('data-worst', n.worst);
   c.title = n.host + ': worst finding ' + n.worst + ', ' + (n.processes || 0) + ' processes, ' + (n.threads || 0) + ' threads';
-  c.addEventListener('click', function(){ selectNode(i); });
-  grid.appendChild(c);
+  c.addEventListener('click', function(){ selectNode(i); var t = $('topology-section'); if (t.scrollIntoView) t.scrollIntoView(); });
+  return c;
+}
+(D.node_groups || []).forEach(function(g, gi){
+  var box = el('div', 'ngroup sev-border-' + (g.worst || 'none')); box.setAttribute('data-group', String(gi)); box.setAttribute('data-hosts', g.hosts);
+  var head = el('div', 'ghead');
+  head.appendChild(el('span', 'ghosts', g.hosts));
+  head.appendChild(el('span', 'muted', g.size + (g.size === 1 ? ' node' : ' nodes') + ', worst finding: ' + (g.worst || 'none')));
+  box.appendChild(head);
+  g.findings.forEach(function(f){
+    if (f.severity === 'info') return;
+    var line = el('div', 'gfinding'); line.appendChild(el('span', 'sevtag sev-' + f.severity, f.severity)); line.appendChild(document.createTextNode(' ' + f.message)); box.appendChild(line);
+  });
+  var cells = el('div', 'gcells');
+  g.nodes.forEach(function(i){ cells.appendChild(nodeCell(i)); });
+  box.appendChild(cells);
+  grid.appendChild(box);
 });
 sel.addEventListener('change', function(){ selectNode(parseInt(sel.value, 10)); });
 $('mode').addEventListener('change', function(){ state.mode = $('mode').value; colour(); });
@@ -271,7 +287,9 @@ function selectNode(i){
   drawTopology(); fillLevels(); colour(); drawFindings(); drawTimeline(); flowTable.render(); procTable.render();
 }
 
-if (D.nodes.length) selectNode(0); else { drawFindings(); $('topo').appendChild(el('div', 'muted', 'No node in this run.')); flowTable.render(); procTable.render(); }
+// The first node of the worst group is drawn first: at 1,000 nodes, the odd one.
+var firstNode = D.node_groups && D.node_groups.length && D.node_groups[0].nodes.length ? D.node_groups[0].nodes[0] : 0;
+if (D.nodes.length) selectNode(firstNode); else { drawFindings(); $('topo').appendChild(el('div', 'muted', 'No node in this run.')); flowTable.render(); procTable.render(); }
 window.stacksageRenderMs = performance.now() - t0;
 document.body.setAttribute('data-ready', '1');
 })();

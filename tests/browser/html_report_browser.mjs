@@ -7,7 +7,10 @@
 //       writes the 160-PU demo run, renders its page with `stacksage report --html`, and checks
 //       in the browser: no console error, 160 PU boxes, heatmap levels switch, a clicked finding
 //       highlights its PUs, the injected thread name and command line stay text, hover tooltips,
-//       node switching, table sorting and filtering; saves DIR/html-report.png.
+//       node switching, table sorting and filtering; saves DIR/html-report.png. Then a six-node
+//       run with one odd node: the node overview groups the nodes as the analysis did (odd one
+//       first, hosts in hostlist notation), one cell per node coloured by its worst finding, and
+//       a click on a cell opens that node; saves DIR/html-report-overview.png.
 //   node html_report_browser.mjs --bench PAGE [--runs N] [--screenshot PNG]
 //       loads PAGE N times (default 5), each in a new tab, and prints (JSON) the time from
 //       navigation to the first painted frame after the page's script finished rendering.
@@ -263,10 +266,46 @@ async function functionalTest(chromium) {
     check(pus2 === 16, 'clicking n02\'s cell draws its 16 PUs', pus2);
     check(await page.eval("document.getElementById('level').disabled"), 'n02 has no memory samples: no level to choose');
     check(page.errors.length === 0, 'still no console error', page.errors);
+    await overviewTest(browser, work, artifacts);
   } finally {
     await browser.close();
     fs.rmSync(work, { recursive: true, force: true });
   }
+}
+
+// The node overview: groups, one cell per node, colours, a click into a node.
+async function overviewTest(browser, work, artifacts) {
+  const run = path.join(work, 'cluster'), html = path.join(artifacts, 'html-report-cluster.html');
+  execFileSync(args.generator, ['cluster', run], { stdio: 'inherit' });
+  execFileSync(args.cli, ['report', run, '--html', html], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const page = await browser.newPage();
+  await page.goto(pathToFileURL(html).href);
+  await page.waitFor("document.body && document.body.getAttribute('data-ready') === '1'");
+  check(page.errors.length === 0, 'overview: the page loads with no console error', page.errors);
+  check(await page.eval("document.getElementById('nodes-section').getBoundingClientRect().top < document.getElementById('topology-section').getBoundingClientRect().top"), 'overview: the page opens on the node overview');
+  check(await page.eval("document.getElementById('node-select').selectedOptions[0].textContent") === 'n03', 'overview: the first node of the worst group, n03, is drawn first');
+  const groups = await page.eval("Array.from(document.querySelectorAll('#grid .ngroup')).map(g => [g.getAttribute('data-hosts'), g.querySelectorAll('.cell').length, g.querySelector('.ghosts').textContent])");
+  check(JSON.stringify(groups) === JSON.stringify([['n03', 1, 'n03'], ['n[01-02,04-06]', 5, 'n[01-02,04-06]']]), 'overview: the odd node is a group of its own, first; the others one group under their host range', groups);
+  const hosts = await page.eval("Array.from(document.querySelectorAll('#grid .cell')).map(c => c.textContent).sort().join(',')");
+  check(hosts === 'n01,n02,n03,n04,n05,n06', 'overview: one cell per node, each node once', hosts);
+  // The worst severity of each node, from the findings (run-wide ones count for every node), and its colour.
+  const expected = await page.eval(`(() => {
+    const d = JSON.parse(document.getElementById('stacksage-data').textContent), rank = {info: 1, warning: 2, error: 3}, name = ['none', 'info', 'warning', 'error'];
+    return d.nodes.map(n => name[d.findings.filter(f => f.node === n.host || f.node === '').reduce((w, f) => Math.max(w, rank[f.severity]), 0)]);
+  })()`);
+  check(expected[2] === 'warning' && expected.filter(w => w === 'none').length === 5, 'overview: n03 has a warning, the others no finding', expected);
+  const colours = { none: 'rgb(217, 242, 217)', info: 'rgb(214, 232, 250)', warning: 'rgb(255, 215, 122)', error: 'rgb(240, 138, 128)' };
+  const got = await page.eval("Array.from(document.querySelectorAll('#grid .cell')).map(c => [+c.getAttribute('data-node'), getComputedStyle(c).backgroundColor])");
+  check(got.length === 6 && got.every(([i, bg]) => bg === colours[expected[i]]), 'overview: each cell has the colour of its node\'s worst finding', got);
+  const groupFinding = await page.eval("document.querySelector('#grid .ngroup .gfinding') ? document.querySelector('#grid .ngroup .gfinding').textContent : ''");
+  check(groupFinding.startsWith('warning') && groupFinding.includes('had more threads to run than they could run at once'), 'overview: the odd group shows its finding', groupFinding);
+  await page.click('#grid .cell[data-node="4"]');
+  check(await page.eval("document.getElementById('node-select').selectedOptions[0].textContent") === 'n05', 'overview: clicking n05\'s cell selects n05');
+  check((await page.eval("document.getElementById('node-title').textContent")).startsWith('n05: '), 'overview: and opens its view', await page.eval("document.getElementById('node-title').textContent"));
+  check(await page.eval("document.querySelectorAll('#topo .pu').length") === 2, 'overview: n05\'s 2 PUs are drawn');
+  check(await page.eval("document.querySelector('#grid .cell[data-node=\"4\"]').classList.contains('sel')"), 'overview: n05\'s cell is marked selected');
+  await page.screenshot(path.join(artifacts, 'html-report-overview.png'));
+  check(page.errors.length === 0, 'overview: still no console error', page.errors);
 }
 
 async function bench(chromium) {

@@ -3,6 +3,7 @@
 //
 //   stacksage_html_run demo OUT                   the 160-PU demo run
 //   stacksage_html_run large OUT NODES PUS RANKS  e.g. large OUT 64 384 8
+//   stacksage_html_run cluster OUT                six small nodes, one over-subscribed (the node overview)
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -15,6 +16,10 @@ int main(int argc, char** argv) {
         stacksage::testing::write_html_demo_run(argv[2]);
         return 0;
     }
+    if (mode == "cluster" && argc == 3) {
+        stacksage::testing::write_html_cluster_run(argv[2]);
+        return 0;
+    }
     if (mode == "large" && argc == 6) {
         const int nodes = std::atoi(argv[3]), pus = std::atoi(argv[4]), ranks = std::atoi(argv[5]);
         if (nodes > 0 && pus >= 4 && pus % 4 == 0 && ranks > 0 && pus % ranks == 0) {
@@ -22,6 +27,7 @@ int main(int argc, char** argv) {
             return 0;
         }
     }
-    std::cerr << "usage: stacksage_html_run demo OUT | large OUT NODES PUS RANKS (PUS a multiple of 4 and of RANKS)\n";
+    std::cerr << "usage: stacksage_html_run demo OUT | cluster OUT | large OUT NODES PUS RANKS (PUS a multiple of 4 "
+                 "and of RANKS)\n";
     return 2;
 }

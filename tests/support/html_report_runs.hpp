@@ -122,4 +122,19 @@ inline void write_large_html_run(const std::filesystem::path& dir, int nodes, in
     }
 }
 
+// The node overview's run: six small nodes with one bound rank per core,
+// n03 over-subscribed (two threads per rank), the others clean; the page
+// groups them as n03, then n[01-02,04-06].
+inline void write_html_cluster_run(const std::filesystem::path& dir) {
+    SyntheticCluster c;
+    c.nodes = 6;
+    c.ranks = 2;
+    c.threads = 1;
+    c.cores = 2;
+    c.bound = true;
+    c.host_digits = 2;
+    c.overloaded_nodes = {3};
+    write_synthetic_cluster(dir, c);
+}
+
 }  // namespace stacksage::testing

@@ -8,10 +8,12 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -270,6 +272,59 @@ inline SyntheticProcess busy_process(const std::string& host, std::int64_t pid, 
         p.threads.push_back(th);
     }
     return p;
+}
+
+// A cluster of alike nodes, some of which may differ: what
+// bench/synthetic_run_generator.cpp writes, and the tests of reports at
+// scale (a 1,000-node job whose nodes group).
+struct SyntheticCluster {
+    long nodes = 16;
+    long ranks = 64;     // per node
+    long threads = 16;   // per rank, the main thread included
+    long cores = 64;     // per node: hwloc synthetic "pack:2 core:C/2 pu:1"; even
+    bool bound = false;  // each rank on core (rank % cores); otherwise on the whole node
+    // Node numbers (1-based) that differ from the others:
+    std::set<long> overloaded_nodes;  // each rank runs twice its threads
+    std::set<long> idle_nodes;        // the ranks are kept to the first half of the cores
+    // Alike nodes with figures that differ: node n's threads (other than the
+    // main one) start (n - 1) % 5 x stagger_ns after their process, so a
+    // bound, over-subscribed cluster is over-demanded "for the whole run" on
+    // some nodes and for 96-99 % of it on others (10 s runs, stagger 100 ms).
+    std::int64_t stagger_ns = 0;
+    int host_digits = 4;  // n0001
+};
+
+// Writes run.json, each host's topology and each rank's log under `dir`.
+inline void write_synthetic_cluster(const std::filesystem::path& dir, const SyntheticCluster& c) {
+    SyntheticRun run(dir);
+    run.write_run_json(
+        fmt::format(R"(["mpirun","-np","{}","--bind-to","{}","./app"])", c.nodes * c.ranks, c.bound ? "core" : "none"));
+    const std::string description = fmt::format("pack:2 core:{} pu:1", c.cores / 2);
+    // One topology text, its host name swapped per node: 1,000 nodes need
+    // not run hwloc 1,000 times.
+    const std::string marker = "stacksage-synthetic-host";
+    const std::string xml = synthetic_topology_xml(description, marker);
+    const std::size_t at = xml.find(marker);
+    for (long n = 1; n <= c.nodes; ++n) {
+        const std::string host = fmt::format("n{:0{}d}", n, c.host_digits);
+        std::string node_xml = xml;
+        if (at != std::string::npos) node_xml.replace(at, marker.size(), host);
+        run.set_topology_text(host, node_xml);
+        const bool overloaded = c.overloaded_nodes.count(n) > 0;
+        const bool idle = c.idle_nodes.count(n) > 0;
+        const long usable = idle ? std::max(1L, c.cores / 2) : c.cores;
+        const std::string all = fmt::format("0-{}", usable - 1);
+        for (long r = 0; r < c.ranks; ++r) {
+            const long rank = (n - 1) * c.ranks + r;
+            const unsigned threads = static_cast<unsigned>(overloaded ? 2 * c.threads : c.threads);
+            SyntheticProcess p =
+                busy_process(host, 10000 + r, rank, threads, c.bound ? std::to_string(r % usable) : all);
+            for (SyntheticThread& t : p.threads) t.start_ns = p.start_ns + 1'000'000 + ((n - 1) % 5) * c.stagger_ns;
+            p.identity["OMPI_COMM_WORLD_RANK"] = std::to_string(rank);
+            p.env["OMP_NUM_THREADS"] = std::to_string(threads);
+            run.add_process(p);
+        }
+    }
 }
 
 }  // namespace stacksage::testing
