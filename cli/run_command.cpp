@@ -3,10 +3,10 @@
 // and exec'ed children) write their events under one output directory.
 //
 // Works as `stacksage run -- mpirun -np 4 ./app` (locally launched ranks
-// inherit LD_PRELOAD and STACKSAGE_OUTPUT; remote ones need `mpirun -x
-// LD_PRELOAD -x STACKSAGE_OUTPUT`), as `mpirun -np 4 stacksage run -- ./app`
-// and as `srun stacksage run -- ./app`: the default directory is then named
-// after the job, so all ranks share it.
+// inherit LD_PRELOAD and STACKSAGE_OUTPUT; the launcher is made to carry
+// them to its ranks on other hosts: launcher_forwarding.hpp), as `mpirun
+// -np 4 stacksage run -- ./app` and as `srun stacksage run -- ./app`: the
+// default directory is then named after the job, so all ranks share it.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <signal.h>
@@ -24,12 +24,14 @@
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "cli/command_output.hpp"
 #include "cli/commands.hpp"
+#include "cli/launcher_forwarding.hpp"
 #include "cli/loadable_preload.hpp"
 #include "cli/preload_location.hpp"
 #include "cli/sanitizer_runtime.hpp"
@@ -80,8 +82,26 @@ std::string iso8601_utc(std::chrono::system_clock::time_point t) {
     return buf;
 }
 
+// run.json's record of the launcher, so that a report can tell hosts that
+// ran ranks but recorded nothing.
+std::optional<LaunchRecord> launch_record(const LaunchPlan& plan) {
+    if (plan.kind == LauncherKind::None) return std::nullopt;
+    LaunchRecord r;
+    r.launcher = launcher_kind_word(plan.kind);
+    r.program = plan.program;
+    r.remote_ranks = remote_recording_word(plan.remote);
+    r.forwarded_by = plan.how;
+    r.variables = plan.forwarded_variables;
+    r.hosts = plan.hosts;
+    r.hostfile = plan.hostfile;
+    r.processes = plan.processes;
+    r.nodes = plan.nodes;
+    r.command = plan.command;
+    return r;
+}
+
 // OUT/run.json: what was run, when, how.
-std::string run_json_text(const fs::path& out, const RunOptions& o, const std::string& preload) {
+std::string run_json_text(const fs::path& out, const RunOptions& o, const std::string& preload, const LaunchPlan& plan) {
     auto now = std::chrono::system_clock::now();
     RunRecord record;
     record.command = o.command;
@@ -97,6 +117,7 @@ std::string run_json_text(const fs::path& out, const RunOptions& o, const std::s
     record.sample = o.sample;
     record.preload = preload;
     record.job_id = job_id();
+    record.launch = launch_record(plan);
     return run_record_text(record);
 }
 
@@ -129,6 +150,28 @@ void explain_sampling_here(const sampling::BackendSelection& selection, CommandO
                                plan->of(b).reason));
     }
 }
+
+// The variables `stacksage run` sets for the command, as they were before,
+// so that a run that falls back to untraced leaves the command's
+// environment as the user gave it.
+class SavedEnvironment {
+public:
+    explicit SavedEnvironment(std::vector<std::string> names) {
+        for (auto& n : names) {
+            const char* v = std::getenv(n.c_str());
+            saved_.push_back({std::move(n), v ? std::optional<std::string>(v) : std::nullopt});
+        }
+    }
+    void restore() const {
+        for (const auto& [name, value] : saved_) {
+            if (value) setenv(name.c_str(), value->c_str(), 1);
+            else unsetenv(name.c_str());
+        }
+    }
+
+private:
+    std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
 
 void prepend_preload(const std::string& preload) {
     std::string existing = env_or_empty("LD_PRELOAD");
@@ -314,28 +357,6 @@ int run_command(const RunOptions& o) {
     if (!preload) {
         output.say(preload.error().message + "\nstacksage run: running the command untraced.");
         traced = false;
-    } else {
-        // The directory is claimed by writing run.json there; without -o, a
-        // default name that holds another run gets -2, -3, ... instead.
-        const std::string job = job_id();
-        const std::time_t started = std::time(nullptr);
-        std::string error;
-        RunDirectoryClaim claim = RunDirectoryClaim::Failed;
-        for (int n = 1; n <= 10000; ++n) {
-            out = fs::absolute(!o.output.empty() ? o.output : default_run_directory_name(job, started, n));
-            claim = claim_run_directory(out, run_json_text(out, o, *preload), job, launcher_rank() >= 0, error);
-            if (claim != RunDirectoryClaim::Taken || !o.output.empty()) break;
-        }
-        if (claim == RunDirectoryClaim::Taken) {
-            output.say(out.string() + " already holds a run (its run.json); choose another --output, or remove it. " +
-                       "The command did not run.");
-            return kExitUsage;
-        }
-        if (claim == RunDirectoryClaim::Failed) {
-            output.say("cannot use " + out.string() + " as the output directory (" + error +
-                       "); choose another with -o. Running the command untraced.");
-            traced = false;
-        }
     }
     // Lives until the command has ended: the path LD_PRELOAD names may be a
     // link in a private directory (an install path with a space or colon).
@@ -349,19 +370,64 @@ int run_command(const RunOptions& o) {
             traced = false;
         }
     }
+    std::vector<std::string> set_names = {"LD_PRELOAD", "STACKSAGE_OUTPUT", "STACKSAGE_TOPOLOGY", "STACKSAGE_MODEL",
+                                          "STACKSAGE_SAMPLE"};
+    if (const char* variable = sanitizer_options_variable()) set_names.push_back(variable);
+    const SavedEnvironment before(set_names);
+    LaunchPlan plan;
+    plan.command = o.command;
     if (traced) {
+        // The recorder's variables are set before the directory is claimed:
+        // run.json records how the launcher carries them to other hosts.
         prepend_preload(loadable->path());
-        setenv("STACKSAGE_OUTPUT", out.c_str(), 1);
         if (o.no_topology) setenv("STACKSAGE_TOPOLOGY", "0", 1);
         if (o.no_model) setenv("STACKSAGE_MODEL", "0", 1);
-        if (selection.enabled()) {
-            setenv("STACKSAGE_SAMPLE", o.sample.c_str(), 1);
-            if (!o.quiet && launcher_rank() <= 0) explain_sampling_here(selection, output);
-        } else {
-            unsetenv("STACKSAGE_SAMPLE");  // an outer setting must not switch it on behind --sample=off
+        if (selection.enabled()) setenv("STACKSAGE_SAMPLE", o.sample.c_str(), 1);
+        else unsetenv("STACKSAGE_SAMPLE");  // an outer setting must not switch it on behind --sample=off
+        // The directory is claimed by writing run.json there; without -o, a
+        // default name that holds another run gets -2, -3, ... instead.
+        const std::string job = job_id();
+        const std::time_t started = std::time(nullptr);
+        std::string error;
+        RunDirectoryClaim claim = RunDirectoryClaim::Failed;
+        for (int n = 1; n <= 10000; ++n) {
+            out = fs::absolute(!o.output.empty() ? o.output : default_run_directory_name(job, started, n));
+            setenv("STACKSAGE_OUTPUT", out.c_str(), 1);
+            RecorderSetup recorder;
+            recorder.variables = recorder_variables_from_environment(sanitizer_options_variable());
+            recorder.preload_is_host_local = !loadable->alias_directory().empty();
+            recorder.output_directory = out.string();
+            plan = plan_launch(o.command, recorder, [](const char* name) { return std::getenv(name); });
+            claim = claim_run_directory(out, run_json_text(out, o, *preload, plan), job, launcher_rank() >= 0, error);
+            if (claim != RunDirectoryClaim::Taken || !o.output.empty()) break;
+        }
+        if (claim == RunDirectoryClaim::Taken) {
+            output.say(out.string() + " already holds a run (its run.json); choose another --output, or remove it. " +
+                       "The command did not run.");
+            return kExitUsage;
+        }
+        if (claim == RunDirectoryClaim::Failed) {
+            output.say("cannot use " + out.string() + " as the output directory (" + error +
+                       "); choose another with -o. Running the command untraced.");
+            traced = false;
+            before.restore();
+            plan = LaunchPlan{};
+            plan.command = o.command;
         }
     }
-    const int status = spawn_and_wait(o.command, output);
+    if (traced) {
+        for (const EnvironmentSetting& e : plan.environment) setenv(e.name.c_str(), e.value.c_str(), 1);
+        // Said before the job starts: ranks that will be missing are not
+        // discovered in the report afterwards. A rank's own `stacksage run`
+        // keeps quiet (one per rank would repeat it).
+        if (launcher_rank() < 0) {
+            for (const std::string& w : plan.warnings) output.say("warning: " + w);
+            if (!o.quiet)
+                for (const std::string& n : plan.notes) output.say(n);
+        }
+        if (selection.enabled() && !o.quiet && launcher_rank() <= 0) explain_sampling_here(selection, output);
+    }
+    const int status = spawn_and_wait(plan.command, output);
     if (status >= 0 && WIFSIGNALED(status))
         output.say(fmt::format("{} was killed by signal {} ({})", o.command[0], WTERMSIG(status),
                                strsignal(WTERMSIG(status))));
