@@ -122,9 +122,11 @@ const Wrapper* wrapper_named(const std::string& program) {
 
 // env's NAME=VALUE operands come before its command.
 std::size_t skip_assignments(const std::vector<std::string>& command, std::size_t i) {
-    while (i < command.size() && command[i].find('=') != std::string::npos && command[i][0] != '-' &&
-           command[i].find('/') == std::string::npos)
-        ++i;
+    auto is_assignment = [](const std::string& a) {
+        const auto eq = a.find('=');
+        return eq != std::string::npos && eq > 0 && a[0] != '-' && a.substr(0, eq).find('/') == std::string::npos;
+    };
+    while (i < command.size() && is_assignment(command[i])) ++i;
     return i;
 }
 
