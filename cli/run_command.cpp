@@ -466,9 +466,17 @@ CommandRunner add_run_command(CLI::App& app) {
     run->add_option("command", options->command, "The command to run, after --")->required();
     run->positionals_at_end();
     run->footer(
-        "Under mpirun, locally launched ranks inherit the recorder. For ranks on other nodes,\n"
-        "export it: mpirun -x LD_PRELOAD -x STACKSAGE_OUTPUT ..., or run\n"
-        "`mpirun ... stacksage run -- ./app` / `srun stacksage run -- ./app`.");
+        "LAUNCHERS:\n"
+        "  stacksage run -- mpirun --hostfile H -np 64 ./app records every rank on\n"
+        "  every host: the launcher is made to carry LD_PRELOAD and STACKSAGE_* to its\n"
+        "  ranks (Open MPI: OMPI_MCA_mca_base_env_list, or -x when the command uses\n"
+        "  -x; MPICH and Intel MPI: -genv; Flux exports the environment, --env after\n"
+        "  its own --env rules). DIR must be on a file system all hosts share.\n"
+        "  Where the launcher cannot carry them (ssh, pdsh, an unknown MPI, env -i, a\n"
+        "  recorder installed under a path with a space or colon), it says so before\n"
+        "  the job starts; then run LAUNCHER ... stacksage run -o DIR -- ./app\n"
+        "  (or srun stacksage run -- ./app). run.json records the launcher, its hosts\n"
+        "  and -np (launch).");
     return [options] { return run_command(*options); };
 }
 
