@@ -224,4 +224,47 @@ TEST_F(MultiHostLaunch, UnevenSpreadOverloadsOnlyTheCrowdedHost) {
     EXPECT_TRUE(findings_on(r, "node-b", "overloaded-resources").empty()) << r["findings"].dump(1);
 }
 
+// The recorder installed under a path with a space: LD_PRELOAD names a link
+// in a private directory of the submit host, which the other hosts lack.
+// It is not forwarded (no ld.so error in every remote rank), and `run` says
+// before the job that those ranks will not be recorded, with the form that
+// records them.
+TEST_F(MultiHostLaunch, APreloadLinkOfTheSubmitHostIsNotSentToOtherHosts) {
+    REQUIRE_HOSTS();
+    const fs::path install = dir_.path() / "my tools";
+    fs::create_directories(install);
+    for (const char* library : {"libstacksage-preload.so", "libstacksage-model.so"})
+        fs::copy_file(fs::path(kBin) / "preload" / library, install / library);  // a link would be resolved
+    const std::string hosts = hostfile({{"node-a", 1}, {"node-b", 1}});
+    const Shell run = shell("STACKSAGE_PRELOAD='" + (install / "libstacksage-preload.so").string() + "' " + kCli +
+                            " run -o " + out() + " -- " + mpirun("--hostfile " + hosts) + " -np 2 " + kBusy + " 1 0.1");
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    const auto warning = run.output.find("warning: the recorder's installed path holds a space or colon");
+    ASSERT_NE(warning, std::string::npos) << run.output;
+    EXPECT_LT(warning, run.output.find("busy_threads: 1 threads computed")) << "said before the job: " << run.output;
+    EXPECT_NE(run.output.find("mpirun ... stacksage run -o " + out() + " -- APP"), std::string::npos) << run.output;
+    EXPECT_EQ(run.output.find("cannot be preloaded"), std::string::npos) << run.output;
+    EXPECT_TRUE(ranks_on("node-a").empty()) << run.output;
+}
+
+// A launcher that cannot carry the recorder to other hosts is said before
+// the job starts, and the job still runs as given.
+TEST(LaunchWarnings, AnUnknownRemoteLauncherIsSaidBeforeTheJobStarts) {
+    if (!stacksage::testing::is_executable(kCli)) GTEST_SKIP() << "stacksage is not built";
+    TempDir dir;
+    const fs::path pdsh = dir.path() / "pdsh";
+    std::ofstream(pdsh) << "#!/bin/sh\necho 'pdsh ran'\n";
+    fs::permissions(pdsh, fs::perms::owner_all);
+    const Shell run = shell("PATH=" + dir.str() + ":$PATH " + kCli + " run -o " + dir.str() + "/out -- pdsh -w n[01-04] ./app");
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    const auto warning = run.output.find("warning: pdsh may start processes on other hosts");
+    ASSERT_NE(warning, std::string::npos) << run.output;
+    EXPECT_LT(warning, run.output.find("pdsh ran")) << run.output;
+    EXPECT_NE(run.output.find("pdsh ... stacksage run -o " + dir.str() + "/out -- APP"), std::string::npos) << run.output;
+    std::ifstream in(dir.path() / "out" / "run.json");
+    const nlohmann::json run_json = nlohmann::json::parse(in, nullptr, false);
+    EXPECT_EQ(run_json["launch"]["launcher"], "unknown-remote") << run_json.dump(1);
+    EXPECT_EQ(run_json["launch"]["remote_ranks"], "not-forwarded") << run_json.dump(1);
+}
+
 }  // namespace
