@@ -1,5 +1,7 @@
 #include "cli/launcher_forwarding.hpp"
 
+#include "cli/batch_allocation.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -414,6 +416,20 @@ void plan_flux(LaunchPlan& plan) {
     plan.how = "--env";
 }
 
+// An MPI launcher that names no host runs on the batch allocation's hosts
+// (srun on its allocation too); Flux has its own instance's.
+void record_allocation_hosts(LaunchPlan& plan, const EnvironmentReader& getenv) {
+    if (!plan.hosts.empty()) {
+        plan.hosts_from = "command";
+        return;
+    }
+    if (plan.kind == LauncherKind::Flux || !plan.hostfile.empty()) return;
+    BatchAllocation allocation = batch_allocation(getenv);
+    if (allocation.hosts.empty()) return;
+    plan.hosts = std::move(allocation.hosts);
+    plan.hosts_from = allocation.source;
+}
+
 std::string quoted_command(const std::vector<std::string>& command, std::size_t from, std::size_t to) {
     std::string out;
     for (std::size_t i = from; i < to && i < command.size(); ++i) out += (out.empty() ? "" : " ") + command[i];
@@ -478,6 +494,7 @@ LaunchPlan plan_launch(const std::vector<std::string>& command, const RecorderSe
         return plan;
     }
     if (plan.kind == LauncherKind::Srun) {
+        record_allocation_hosts(plan, getenv);
         // srun exports the whole environment unless --export says otherwise:
         // cli/srun_forwarding (forward_through_srun) decides; the lead hooks it here.
         plan.remote = RemoteRecording::Inherited;
@@ -500,6 +517,7 @@ LaunchPlan plan_launch(const std::vector<std::string>& command, const RecorderSe
         case LauncherKind::Flux: plan_flux(plan); break;
         default: break;
     }
+    record_allocation_hosts(plan, getenv);
     if (recorder.preload_is_host_local) {
         // The link directory exists on this host only: a forwarded LD_PRELOAD
         // would make ld.so complain in every remote rank and record nothing.

@@ -91,7 +91,9 @@ struct LaunchPlan {
 
     // What the command says about where it runs; for run.json, so that a
     // report can tell hosts that recorded nothing.
-    std::vector<std::string> hosts;  // from -H/--host/-hosts and the host file, in order, unique
+    std::vector<std::string> hosts;  // from -H/--host/-hosts and the host file, in order, unique;
+                                     // else the batch allocation's (batch_allocation.hpp)
+    std::string hosts_from;          // "command", "SLURM_JOB_NODELIST", "PBS_NODEFILE"; "" when unknown
     std::string hostfile;            // as given
     long processes = -1;             // -np/-n/--ntasks; -1 when not given
     long nodes = -1;                 // Flux's -N; -1 when not given

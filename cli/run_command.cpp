@@ -93,6 +93,7 @@ std::optional<LaunchRecord> launch_record(const LaunchPlan& plan) {
     r.forwarded_by = plan.how;
     r.variables = plan.forwarded_variables;
     r.hosts = plan.hosts;
+    r.hosts_from = plan.hosts_from;
     r.hostfile = plan.hostfile;
     r.processes = plan.processes;
     r.nodes = plan.nodes;

@@ -244,6 +244,7 @@ std::string run_record_text(const RunRecord& record) {
             {"forwarded_by", l.forwarded_by.empty() ? nlohmann::json(nullptr) : nlohmann::json(l.forwarded_by)},
             {"variables", l.variables},
             {"hosts", l.hosts},
+            {"hosts_from", l.hosts_from.empty() ? nlohmann::json(nullptr) : nlohmann::json(l.hosts_from)},
             {"hostfile", l.hostfile.empty() ? nlohmann::json(nullptr) : nlohmann::json(l.hostfile)},
             {"processes", count(l.processes)},
             {"nodes", count(l.nodes)},
@@ -275,6 +276,7 @@ LaunchRecord launch_record_of(const nlohmann::json& l) {
     text("forwarded_by", r.forwarded_by);
     texts("variables", r.variables);
     texts("hosts", r.hosts);
+    text("hosts_from", r.hosts_from);
     text("hostfile", r.hostfile);
     count("processes", r.processes);
     count("nodes", r.nodes);

@@ -125,7 +125,8 @@ struct LaunchRecord {
     std::string remote_ranks;            // "forwarded", "inherited", "not-forwarded"
     std::string forwarded_by;            // "OMPI_MCA_mca_base_env_list", "-x", "-genv", ...
     std::vector<std::string> variables;  // what the launcher carries to its ranks
-    std::vector<std::string> hosts;      // named by -H/-hosts and the host file; empty: not named
+    std::vector<std::string> hosts;      // named by -H/-hosts and the host file, else the batch allocation's
+    std::string hosts_from;              // "command", "SLURM_JOB_NODELIST", "PBS_NODEFILE"; "": unknown
     std::string hostfile;                // "" when none
     long processes = -1;                 // -np / -n / --ntasks; -1: not given
     long nodes = -1;                     // Flux's -N; -1: not given

@@ -12,6 +12,7 @@
 #include <map>
 #include <string>
 
+#include "cli/batch_allocation.hpp"
 #include "cli/launcher_forwarding.hpp"
 
 namespace fs = std::filesystem;
@@ -223,6 +224,43 @@ TEST_F(LauncherForwardingTest, APreloadLinkOfThisHostOnlyIsNotForwarded) {
     EXPECT_EQ(environment_value(p, "OMPI_MCA_mca_base_env_list"), "STACKSAGE_OUTPUT;STACKSAGE_TOPOLOGY");
     ASSERT_EQ(p.warnings.size(), 1u);
     EXPECT_NE(p.warnings[0].find("mpirun ... stacksage run"), std::string::npos) << p.warnings[0];
+}
+
+// mpirun inside a batch job that names no host runs on every allocated
+// node: those are recorded, with where they came from.
+TEST_F(LauncherForwardingTest, WithoutHostsOnTheCommandTheBatchAllocationsAreRecorded) {
+    install("ompi", "mpirun", kOpenMpiSiblings);
+    env_["SLURM_JOB_NODELIST"] = "n[01-02],gpu7";
+    LaunchPlan p = plan({"mpirun", "-np", "8", "./app"});
+    EXPECT_EQ(p.hosts, (Command{"n01", "n02", "gpu7"}));
+    EXPECT_EQ(p.hosts_from, "SLURM_JOB_NODELIST");
+    p = plan({"mpirun", "-H", "n02", "./app"});  // the command's own win
+    EXPECT_EQ(p.hosts, (Command{"n02"}));
+    EXPECT_EQ(p.hosts_from, "command");
+    env_.erase("SLURM_JOB_NODELIST");
+    const fs::path nodefile = root_ / "nodefile";
+    std::ofstream(nodefile) << "c1\nc1\nc2\nc2\n";  // a line per slot
+    env_["PBS_NODEFILE"] = nodefile.string();
+    p = plan({"mpirun", "./app"});
+    EXPECT_EQ(p.hosts, (Command{"c1", "c2"}));
+    EXPECT_EQ(p.hosts_from, "PBS_NODEFILE");
+    env_.erase("PBS_NODEFILE");
+    p = plan({"mpirun", "./app"});
+    EXPECT_TRUE(p.hosts.empty());
+    EXPECT_EQ(p.hosts_from, "");
+}
+
+TEST(SlurmHostList, CompressedListsExpand) {
+    EXPECT_EQ(expand_slurm_host_list("n01"), (Command{"n01"}));
+    EXPECT_EQ(expand_slurm_host_list("n[01-03,07],login"), (Command{"n01", "n02", "n03", "n07", "login"}));
+    EXPECT_EQ(expand_slurm_host_list("r[1-2]-n[08-10]"),
+              (Command{"r1-n08", "r1-n09", "r1-n10", "r2-n08", "r2-n09", "r2-n10"}));
+    EXPECT_EQ(expand_slurm_host_list("a[9-11]"), (Command{"a9", "a10", "a11"}));
+    // Not a host list: nothing, rather than a guess.
+    EXPECT_TRUE(expand_slurm_host_list("n[01-").empty());
+    EXPECT_TRUE(expand_slurm_host_list("n[3-1]").empty());
+    EXPECT_TRUE(expand_slurm_host_list("n[a-b]").empty());
+    EXPECT_TRUE(expand_slurm_host_list("n[0-999999999]").empty());
 }
 
 }  // namespace
