@@ -348,7 +348,8 @@ const OptionSyntax& hydra_syntax() {
         {"-n", "-np", "-f", "-hostfile", "-machinefile", "-hosts", "-host", "-ppn", "-perhost", "-genvlist", "-envlist",
          "-wdir", "-configfile", "-bootstrap", "-bootstrap-exec", "-launcher", "-launcher-exec", "-iface", "-bind-to",
          "-map-by", "-binding", "-rmk", "-demux", "-errfile-pattern", "-outfile-pattern", "-gpus-per-proc", "-rr",
-         "-genvexcl", "-path", "-umask", "-tmpdir", "-hostos", "-localhost", "-branch-count"},
+         "-genvexcl", "-envexcl", "-hosts-group", "-path", "-umask", "-tmpdir", "-hostos", "-localhost",
+         "-branch-count"},
         {"-genv", "-env"},
         0};
     return s;
@@ -357,11 +358,28 @@ const OptionSyntax& hydra_syntax() {
 // MPICH's Hydra and Intel MPI: `-genv NAME VALUE` reaches every process
 // whatever -genvnone, -genvlist or -envnone say (they choose which of the
 // launcher's own environment is passed; -genv's are always added).
-void plan_hydra(LaunchPlan& plan, const RecorderSetup& recorder) {
+void plan_hydra(LaunchPlan& plan, const RecorderSetup& recorder, const EnvironmentReader& getenv) {
     const auto& c = plan.command;
     const std::size_t first = plan.program_index + 1;
     const std::size_t end = end_of_options(c, first, hydra_syntax());
     record_hosts(plan, c, first, end, {"-hosts", "-host"}, {"-f", "-hostfile", "-machinefile"}, {"-n", "-np"});
+    // Intel MPI's node ranges ("n[01-04]") and host file from its environment.
+    for (const std::string& group : option_values(c, first, end, {"-hosts-group"}))
+        for (std::string& h : expand_slurm_host_list(group)) add_host(plan.hosts, std::move(h));
+    if (plan.kind == LauncherKind::IntelMpi && plan.hostfile.empty())
+        if (const char* file = getenv("I_MPI_HYDRA_HOST_FILE"); file && *file) {
+            plan.hostfile = file;
+            read_hostfile(file, plan.hosts);
+        }
+    // An exclusion list naming the recorder's variables keeps them from the
+    // ranks whatever -genv says, as far as the launcher's documentation tells.
+    for (const std::string& excluded : option_values(c, first, end, {"-genvexcl", "-envexcl"}))
+        for (const auto& name : plan.forwarded_variables)
+            if (("," + excluded + ",").find("," + name + ",") != std::string::npos)
+                plan.warnings.push_back("the command excludes " + name + " from its ranks (" + excluded +
+                                        "): they may run untraced. To record them, remove it from the list or run `" +
+                                        base_name(plan.program) + " ... stacksage run -o " + recorder.output_directory +
+                                        " -- APP ...`");
     if (has_option(c, first, end, {"-configfile"}))
         plan.notes.push_back("the options in the -configfile file are the launcher's; `-genv` given on the command "
                              "line still reaches every process");
@@ -513,11 +531,15 @@ LaunchPlan plan_launch(const std::vector<std::string>& command, const RecorderSe
     switch (plan.kind) {
         case LauncherKind::OpenMpi: plan_open_mpi(plan, recorder, getenv); break;
         case LauncherKind::MpichHydra:
-        case LauncherKind::IntelMpi: plan_hydra(plan, recorder); break;
+        case LauncherKind::IntelMpi: plan_hydra(plan, recorder, getenv); break;
         case LauncherKind::Flux: plan_flux(plan); break;
         default: break;
     }
     record_allocation_hosts(plan, getenv);
+    if (!plan.warnings.empty()) {  // the command itself keeps a variable from the ranks
+        plan.remote = RemoteRecording::NotForwarded;
+        return plan;
+    }
     if (recorder.preload_is_host_local) {
         // The link directory exists on this host only: a forwarded LD_PRELOAD
         // would make ld.so complain in every remote rank and record nothing.

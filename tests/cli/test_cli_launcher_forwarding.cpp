@@ -178,6 +178,16 @@ TEST_F(LauncherForwardingTest, IntelMpiIsHydraWithItsOwnInstall) {
     EXPECT_EQ(p.command[1], "-genv");
     EXPECT_EQ(p.command[2], "LD_PRELOAD");
     EXPECT_EQ(p.processes, 4);
+    EXPECT_TRUE(p.warnings.empty());
+    // Its node ranges and its host file from the environment are recorded.
+    env_["I_MPI_HYDRA_HOST_FILE"] = (root_ / "impi-hosts").string();
+    std::ofstream(root_ / "impi-hosts") << "m1:2\nm2:2\n";
+    EXPECT_EQ(plan({"mpirun", "-hosts-group", "g[1-2]", "./app"}).hosts, (Command{"g1", "g2", "m1", "m2"}));
+    // A variable the command excludes from the ranks is said before the job.
+    const LaunchPlan excluded = plan({"mpirun", "-genvexcl", "FOO,LD_PRELOAD", "-n", "2", "./app"});
+    ASSERT_EQ(excluded.warnings.size(), 1u);
+    EXPECT_NE(excluded.warnings[0].find("excludes LD_PRELOAD"), std::string::npos) << excluded.warnings[0];
+    EXPECT_EQ(excluded.remote, RemoteRecording::NotForwarded);
 }
 
 TEST_F(LauncherForwardingTest, FluxExportsTheEnvironmentUnlessItsRulesRemoveIt) {
