@@ -310,7 +310,7 @@ const OptionSyntax& open_mpi_syntax() {
     return s;
 }
 
-void plan_open_mpi(LaunchPlan& plan, const RecorderSetup& recorder, const EnvironmentReader& getenv) {
+void plan_open_mpi(LaunchPlan& plan, const EnvironmentReader& getenv) {
     const auto& c = plan.command;
     const std::size_t first = plan.program_index + 1;
     const std::size_t end = end_of_options(c, first, open_mpi_syntax());
@@ -340,7 +340,6 @@ void plan_open_mpi(LaunchPlan& plan, const RecorderSetup& recorder, const Enviro
     const std::string list = existing ? existing : env_list_from_parameter_files(getenv);
     plan.environment.push_back({"OMPI_MCA_mca_base_env_list", with_names(list, names, delimiter)});
     plan.how = "OMPI_MCA_mca_base_env_list";
-    (void)recorder;
 }
 
 const OptionSyntax& hydra_syntax() {
@@ -529,7 +528,7 @@ LaunchPlan plan_launch(const std::vector<std::string>& command, const RecorderSe
         if (!(recorder.preload_is_host_local && v.name == "LD_PRELOAD")) plan.forwarded_variables.push_back(v.name);
     plan.remote = RemoteRecording::Forwarded;
     switch (plan.kind) {
-        case LauncherKind::OpenMpi: plan_open_mpi(plan, recorder, getenv); break;
+        case LauncherKind::OpenMpi: plan_open_mpi(plan, getenv); break;
         case LauncherKind::MpichHydra:
         case LauncherKind::IntelMpi: plan_hydra(plan, recorder, getenv); break;
         case LauncherKind::Flux: plan_flux(plan); break;
