@@ -24,7 +24,8 @@ std::optional<std::vector<std::string>> expand_ranges(const std::string& ranges)
         const std::string first = item.substr(0, dash);
         const std::string last = dash == std::string::npos ? first : item.substr(dash + 1);
         auto digits = [](const std::string& s) {
-            return !s.empty() && s.size() < 10 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+            return !s.empty() && s.size() < 10 &&
+                   std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
         };
         if (!digits(first) || !digits(last)) return std::nullopt;
         const long from = std::stol(first), to = std::stol(last);

@@ -11,8 +11,8 @@
 namespace stacksage::cli {
 
 struct BatchAllocation {
-    std::string source;               // "SLURM_JOB_NODELIST", "PBS_NODEFILE", or "" outside a batch job
-    std::vector<std::string> hosts;   // in the batch system's order, each once
+    std::string source;              // "SLURM_JOB_NODELIST", "PBS_NODEFILE", or "" outside a batch job
+    std::vector<std::string> hosts;  // in the batch system's order, each once
 };
 
 // Slurm's compressed host list ("n[01-03,07],gpu1", "r[1-2]-n[1-2]")

@@ -66,8 +66,10 @@ std::vector<std::string> option_values(const std::vector<std::string>& command, 
         const std::string& a = command[i];
         for (std::string_view n : names) {
             if (a == n && i + 1 < end) values.push_back(command[i + 1]);
-            else if (starts_with(a, n) && a.size() > n.size() && a[n.size()] == '=') values.push_back(a.substr(n.size() + 1));
-            else if (n.size() == 2 && starts_with(a, n) && a.size() > 2 && n[1] != '-' && std::isdigit(static_cast<unsigned char>(a[2])))
+            else if (starts_with(a, n) && a.size() > n.size() && a[n.size()] == '=')
+                values.push_back(a.substr(n.size() + 1));
+            else if (n.size() == 2 && starts_with(a, n) && a.size() > 2 && n[1] != '-' &&
+                     std::isdigit(static_cast<unsigned char>(a[2])))
                 values.push_back(a.substr(2));  // "-n4"
         }
     }
@@ -78,7 +80,8 @@ bool has_option(const std::vector<std::string>& command, std::size_t first, std:
                 std::initializer_list<std::string_view> names) {
     for (std::size_t i = first; i < end; ++i)
         for (std::string_view n : names)
-            if (command[i] == n || (starts_with(command[i], n) && command[i].size() > n.size() && command[i][n.size()] == '='))
+            if (command[i] == n ||
+                (starts_with(command[i], n) && command[i].size() > n.size() && command[i][n.size()] == '='))
                 return true;
     return false;
 }
@@ -190,13 +193,15 @@ LauncherKind kind_of(const std::vector<std::string>& command, std::size_t index,
     if (named({"mpirun", "mpiexec"})) {
         if (sibling_exists(resolved, {"ompi_info", "orterun", "orted", "prterun"})) return LauncherKind::OpenMpi;
         if (looks_like_intel_mpi(resolved)) return LauncherKind::IntelMpi;
-        if (sibling_exists(resolved, {"mpiexec.hydra", "hydra_pmi_proxy", "mpichversion"})) return LauncherKind::MpichHydra;
+        if (sibling_exists(resolved, {"mpiexec.hydra", "hydra_pmi_proxy", "mpichversion"}))
+            return LauncherKind::MpichHydra;
         return LauncherKind::UnknownRemote;  // an MPI this version does not know
     }
     if (named({"flux"})) {
         for (std::size_t i = index + 1; i < command.size(); ++i) {
             if (starts_with(command[i], "-")) continue;
-            if (command[i] == "mini" && i + 1 < command.size()) return is_flux_launch(command[i + 1]) ? LauncherKind::Flux : LauncherKind::None;
+            if (command[i] == "mini" && i + 1 < command.size())
+                return is_flux_launch(command[i + 1]) ? LauncherKind::Flux : LauncherKind::None;
             return is_flux_launch(command[i]) ? LauncherKind::Flux : LauncherKind::None;
         }
         return LauncherKind::None;
@@ -236,7 +241,8 @@ bool read_hostfile(const std::string& file, std::vector<std::string>& hosts) {
 }
 
 void record_hosts(LaunchPlan& plan, const std::vector<std::string>& command, std::size_t first, std::size_t end,
-                  std::initializer_list<std::string_view> host_options, std::initializer_list<std::string_view> file_options,
+                  std::initializer_list<std::string_view> host_options,
+                  std::initializer_list<std::string_view> file_options,
                   std::initializer_list<std::string_view> count_options) {
     for (const std::string& list : option_values(command, first, end, host_options)) add_host_list(plan.hosts, list);
     for (const std::string& file : option_values(command, first, end, file_options)) {
@@ -266,8 +272,7 @@ std::string with_names(std::string list, const std::vector<std::string>& names, 
         at = next + delimiter.size();
     }
     for (const auto& n : names)
-        if (std::find(present.begin(), present.end(), n) == present.end())
-            list += (list.empty() ? "" : delimiter) + n;
+        if (std::find(present.begin(), present.end(), n) == present.end()) list += (list.empty() ? "" : delimiter) + n;
     return list;
 }
 
@@ -297,16 +302,62 @@ std::string env_list_from_parameter_files(const EnvironmentReader& getenv) {
 }
 
 const OptionSyntax& open_mpi_syntax() {
-    static const OptionSyntax s = {
-        {"-np", "--np", "-n", "--n", "-c", "-H", "-host", "--host", "-hostfile", "--hostfile", "-machinefile",
-         "--machinefile", "--default-hostfile", "-x", "-am", "--am", "--tune", "-map-by", "--map-by", "-bind-to",
-         "--bind-to", "-rank-by", "--rank-by", "-npernode", "--npernode", "-npersocket", "--npersocket", "--ppr",
-         "--prefix", "-wdir", "--wdir", "-wd", "--wd", "--path", "--preload-files", "--output-filename", "--timeout",
-         "--app", "--cpu-set", "--cpu-list", "-rf", "--rankfile", "--stdin", "--launch-agent", "--personality",
-         "-cpus-per-proc", "--cpus-per-proc", "-cpus-per-rank", "--cpus-per-rank", "--report-state-on-timeout",
-         "--debugger", "--ompi-server", "--report-uri", "--tmpdir"},
-        {"-mca", "--mca", "-gmca", "--gmca"},
-        0};
+    static const OptionSyntax s = {{"-np",
+                                    "--np",
+                                    "-n",
+                                    "--n",
+                                    "-c",
+                                    "-H",
+                                    "-host",
+                                    "--host",
+                                    "-hostfile",
+                                    "--hostfile",
+                                    "-machinefile",
+                                    "--machinefile",
+                                    "--default-hostfile",
+                                    "-x",
+                                    "-am",
+                                    "--am",
+                                    "--tune",
+                                    "-map-by",
+                                    "--map-by",
+                                    "-bind-to",
+                                    "--bind-to",
+                                    "-rank-by",
+                                    "--rank-by",
+                                    "-npernode",
+                                    "--npernode",
+                                    "-npersocket",
+                                    "--npersocket",
+                                    "--ppr",
+                                    "--prefix",
+                                    "-wdir",
+                                    "--wdir",
+                                    "-wd",
+                                    "--wd",
+                                    "--path",
+                                    "--preload-files",
+                                    "--output-filename",
+                                    "--timeout",
+                                    "--app",
+                                    "--cpu-set",
+                                    "--cpu-list",
+                                    "-rf",
+                                    "--rankfile",
+                                    "--stdin",
+                                    "--launch-agent",
+                                    "--personality",
+                                    "-cpus-per-proc",
+                                    "--cpus-per-proc",
+                                    "-cpus-per-rank",
+                                    "--cpus-per-rank",
+                                    "--report-state-on-timeout",
+                                    "--debugger",
+                                    "--ompi-server",
+                                    "--report-uri",
+                                    "--tmpdir"},
+                                   {"-mca", "--mca", "-gmca", "--gmca"},
+                                   0};
     return s;
 }
 
@@ -330,7 +381,8 @@ void plan_open_mpi(LaunchPlan& plan, const EnvironmentReader& getenv) {
     const char* delimiter_env = getenv("OMPI_MCA_mca_base_env_list_delimiter");
     const std::string delimiter = delimiter_env && *delimiter_env ? delimiter_env : ";";
     for (std::size_t i = first; i + 2 < end; ++i) {
-        if ((c[i] == "-mca" || c[i] == "--mca" || c[i] == "-gmca" || c[i] == "--gmca") && c[i + 1] == "mca_base_env_list") {
+        if ((c[i] == "-mca" || c[i] == "--mca" || c[i] == "-gmca" || c[i] == "--gmca") &&
+            c[i + 1] == "mca_base_env_list") {
             plan.command[i + 2] = with_names(c[i + 2], names, delimiter);
             plan.how = c[i] + " mca_base_env_list";
             return;
@@ -343,14 +395,44 @@ void plan_open_mpi(LaunchPlan& plan, const EnvironmentReader& getenv) {
 }
 
 const OptionSyntax& hydra_syntax() {
-    static const OptionSyntax s = {
-        {"-n", "-np", "-f", "-hostfile", "-machinefile", "-hosts", "-host", "-ppn", "-perhost", "-genvlist", "-envlist",
-         "-wdir", "-configfile", "-bootstrap", "-bootstrap-exec", "-launcher", "-launcher-exec", "-iface", "-bind-to",
-         "-map-by", "-binding", "-rmk", "-demux", "-errfile-pattern", "-outfile-pattern", "-gpus-per-proc", "-rr",
-         "-genvexcl", "-envexcl", "-hosts-group", "-path", "-umask", "-tmpdir", "-hostos", "-localhost",
-         "-branch-count"},
-        {"-genv", "-env"},
-        0};
+    static const OptionSyntax s = {{"-n",
+                                    "-np",
+                                    "-f",
+                                    "-hostfile",
+                                    "-machinefile",
+                                    "-hosts",
+                                    "-host",
+                                    "-ppn",
+                                    "-perhost",
+                                    "-genvlist",
+                                    "-envlist",
+                                    "-wdir",
+                                    "-configfile",
+                                    "-bootstrap",
+                                    "-bootstrap-exec",
+                                    "-launcher",
+                                    "-launcher-exec",
+                                    "-iface",
+                                    "-bind-to",
+                                    "-map-by",
+                                    "-binding",
+                                    "-rmk",
+                                    "-demux",
+                                    "-errfile-pattern",
+                                    "-outfile-pattern",
+                                    "-gpus-per-proc",
+                                    "-rr",
+                                    "-genvexcl",
+                                    "-envexcl",
+                                    "-hosts-group",
+                                    "-path",
+                                    "-umask",
+                                    "-tmpdir",
+                                    "-hostos",
+                                    "-localhost",
+                                    "-branch-count"},
+                                   {"-genv", "-env"},
+                                   0};
     return s;
 }
 
@@ -380,8 +462,9 @@ void plan_hydra(LaunchPlan& plan, const RecorderSetup& recorder, const Environme
                                         base_name(plan.program) + " ... stacksage run -o " + recorder.output_directory +
                                         " -- APP ...`");
     if (has_option(c, first, end, {"-configfile"}))
-        plan.notes.push_back("the options in the -configfile file are the launcher's; `-genv` given on the command "
-                             "line still reaches every process");
+        plan.notes.push_back(
+            "the options in the -configfile file are the launcher's; `-genv` given on the command "
+            "line still reaches every process");
     std::vector<std::string> inserted;
     for (const auto& v : recorder.variables)
         if (std::find(plan.forwarded_variables.begin(), plan.forwarded_variables.end(), v.name) !=
@@ -392,14 +475,51 @@ void plan_hydra(LaunchPlan& plan, const RecorderSetup& recorder, const Environme
 }
 
 const OptionSyntax& flux_run_syntax() {
-    static const OptionSyntax s = {
-        {"-n", "--ntasks", "-N", "--nodes", "-c", "--cores-per-task", "-g", "--gpus-per-task", "--tasks-per-node",
-         "--tasks-per-core", "--gpus-per-node", "-t", "--time-limit", "--job-name", "-o", "--setopt", "-S", "--setattr",
-         "--env", "--env-remove", "--env-file", "--input", "--output", "--error", "--cwd", "--urgency",
-         "--dependency", "--requires", "-q", "--queue", "-B", "--bank", "--begin-time", "--taskmap", "--cc", "--bcc",
-         "--flags", "--add-file", "--conf", "--signal", "--log", "--log-stderr", "-u"},
-        {},
-        0};
+    static const OptionSyntax s = {{"-n",
+                                    "--ntasks",
+                                    "-N",
+                                    "--nodes",
+                                    "-c",
+                                    "--cores-per-task",
+                                    "-g",
+                                    "--gpus-per-task",
+                                    "--tasks-per-node",
+                                    "--tasks-per-core",
+                                    "--gpus-per-node",
+                                    "-t",
+                                    "--time-limit",
+                                    "--job-name",
+                                    "-o",
+                                    "--setopt",
+                                    "-S",
+                                    "--setattr",
+                                    "--env",
+                                    "--env-remove",
+                                    "--env-file",
+                                    "--input",
+                                    "--output",
+                                    "--error",
+                                    "--cwd",
+                                    "--urgency",
+                                    "--dependency",
+                                    "--requires",
+                                    "-q",
+                                    "--queue",
+                                    "-B",
+                                    "--bank",
+                                    "--begin-time",
+                                    "--taskmap",
+                                    "--cc",
+                                    "--bcc",
+                                    "--flags",
+                                    "--add-file",
+                                    "--conf",
+                                    "--signal",
+                                    "--log",
+                                    "--log-stderr",
+                                    "-u"},
+                                   {},
+                                   0};
     return s;
 }
 
@@ -420,7 +540,8 @@ void plan_flux(LaunchPlan& plan) {
     for (std::size_t i = first; i < end; ++i) {
         const std::string& a = c[i];
         if (a == "--env" || a == "--env-remove" || a == "--env-file") after_rules = i + 2;
-        else if (starts_with(a, "--env=") || starts_with(a, "--env-remove=") || starts_with(a, "--env-file=")) after_rules = i + 1;
+        else if (starts_with(a, "--env=") || starts_with(a, "--env-remove=") || starts_with(a, "--env-file="))
+            after_rules = i + 1;
     }
     if (after_rules == 0) {
         plan.remote = RemoteRecording::Inherited;
@@ -489,8 +610,8 @@ LaunchPlan plan_launch(const std::vector<std::string>& command, const RecorderSe
         const Wrapper* w = wrapper_named(command[i]);
         if (!w) break;
         if (w->name == "env")
-            environment_cleared |= has_option(command, i + 1, end_of_options(command, i + 1, w->syntax),
-                                              {"-i", "--ignore-environment"});
+            environment_cleared |=
+                has_option(command, i + 1, end_of_options(command, i + 1, w->syntax), {"-i", "--ignore-environment"});
         i = end_of_options(command, i + 1, w->syntax);
         if (w->name == "env") i = skip_assignments(command, i);
     }
@@ -521,7 +642,8 @@ LaunchPlan plan_launch(const std::vector<std::string>& command, const RecorderSe
     if (plan.kind == LauncherKind::UnknownRemote) {
         plan.remote = RemoteRecording::NotForwarded;
         plan.warnings.push_back(launcher + " may start processes on other hosts, which do not inherit the recorder (" +
-                                "LD_PRELOAD, STACKSAGE_OUTPUT): they will not be recorded. To record them, run " + form);
+                                "LD_PRELOAD, STACKSAGE_OUTPUT): they will not be recorded. To record them, run " +
+                                form);
         return plan;
     }
     for (const auto& v : recorder.variables)
@@ -543,9 +665,13 @@ LaunchPlan plan_launch(const std::vector<std::string>& command, const RecorderSe
         // The link directory exists on this host only: a forwarded LD_PRELOAD
         // would make ld.so complain in every remote rank and record nothing.
         plan.remote = RemoteRecording::NotForwarded;
-        plan.warnings.push_back("the recorder's installed path holds a space or colon, so LD_PRELOAD names a link in a "
-                                "private directory of this host: ranks " + launcher + " starts on other hosts cannot "
-                                "load it and will not be recorded. To record them, run " + form);
+        plan.warnings.push_back(
+            "the recorder's installed path holds a space or colon, so LD_PRELOAD names a link in a "
+            "private directory of this host: ranks " +
+            launcher +
+            " starts on other hosts cannot "
+            "load it and will not be recorded. To record them, run " +
+            form);
         return plan;
     }
     plan.notes.push_back(launcher + " (" + launcher_kind_word(plan.kind) + ") carries " +

@@ -35,7 +35,7 @@
 namespace stacksage::cli {
 
 enum class LauncherKind {
-    None,           // no launcher: the command's processes inherit the environment
+    None,  // no launcher: the command's processes inherit the environment
     OpenMpi,
     MpichHydra,
     IntelMpi,
@@ -80,7 +80,7 @@ struct RecorderSetup {
 
 struct LaunchPlan {
     LauncherKind kind = LauncherKind::None;
-    std::string program;  // the launcher as the command names it ("mpirun", "/opt/ompi/bin/mpiexec")
+    std::string program;            // the launcher as the command names it ("mpirun", "/opt/ompi/bin/mpiexec")
     std::size_t program_index = 0;  // its position in the command (after wrappers)
     RemoteRecording remote = RemoteRecording::NotApplicable;
     std::string how;  // the mechanism: "OMPI_MCA_mca_base_env_list", "-x", "-genv", "--env", ...

@@ -102,7 +102,8 @@ std::optional<LaunchRecord> launch_record(const LaunchPlan& plan) {
 }
 
 // OUT/run.json: what was run, when, how.
-std::string run_json_text(const fs::path& out, const RunOptions& o, const std::string& preload, const LaunchPlan& plan) {
+std::string run_json_text(const fs::path& out, const RunOptions& o, const std::string& preload,
+                          const LaunchPlan& plan) {
     auto now = std::chrono::system_clock::now();
     RunRecord record;
     record.command = o.command;

@@ -108,8 +108,8 @@ TEST_F(LauncherForwardingTest, OpenMpiUsesDashXWhenTheCommandDoes) {
 TEST_F(LauncherForwardingTest, OpenMpiAppendsToAnEnvironmentListOnItsCommandLine) {
     install("ompi", "mpirun", kOpenMpiSiblings);
     const LaunchPlan p = plan({"mpirun", "--mca", "mca_base_env_list", "A;B", "./app"});
-    EXPECT_EQ(p.command, (Command{"mpirun", "--mca", "mca_base_env_list", "A;B;LD_PRELOAD;STACKSAGE_OUTPUT;STACKSAGE_TOPOLOGY",
-                                  "./app"}));
+    EXPECT_EQ(p.command, (Command{"mpirun", "--mca", "mca_base_env_list",
+                                  "A;B;LD_PRELOAD;STACKSAGE_OUTPUT;STACKSAGE_TOPOLOGY", "./app"}));
     EXPECT_TRUE(p.environment.empty());
 }
 

@@ -57,10 +57,10 @@ std::string missing_facility() {
     return "";
 }
 
-#define REQUIRE_HOSTS()                                          \
-    do {                                                         \
-        const std::string why = missing_facility();              \
-        if (!why.empty()) GTEST_SKIP() << why;                   \
+#define REQUIRE_HOSTS()                             \
+    do {                                            \
+        const std::string why = missing_facility(); \
+        if (!why.empty()) GTEST_SKIP() << why;      \
     } while (0)
 
 class MultiHostLaunch : public ::testing::Test {
@@ -109,7 +109,8 @@ protected:
     fs::path agent_;
 };
 
-std::vector<nlohmann::json> findings_on(const nlohmann::json& report, const std::string& node, const std::string& code) {
+std::vector<nlohmann::json> findings_on(const nlohmann::json& report, const std::string& node,
+                                        const std::string& code) {
     std::vector<nlohmann::json> out;
     for (const auto& f : report["findings"])
         if (f["node"] == node && f["code"] == code) out.push_back(f);
@@ -153,8 +154,9 @@ TEST_F(MultiHostLaunch, RunAroundMpirunRecordsEveryRankOnEveryHost) {
 TEST_F(MultiHostLaunch, RunAroundMpirunWithDashXAddsItsOwn) {
     REQUIRE_HOSTS();
     const std::string hosts = hostfile({{"node-a", 1}, {"node-b", 1}});
-    const Shell run = shell("MY_SETTING=kept " + kCli + " run -o " + out() + " -- " +
-                            mpirun("-x MY_SETTING --hostfile " + hosts) + " -np 2 sh -c 'echo \"$(hostname):$MY_SETTING\"'");
+    const Shell run =
+        shell("MY_SETTING=kept " + kCli + " run -o " + out() + " -- " + mpirun("-x MY_SETTING --hostfile " + hosts) +
+              " -np 2 sh -c 'echo \"$(hostname):$MY_SETTING\"'");
     ASSERT_EQ(run.exit_code, 0) << run.output;
     EXPECT_NE(run.output.find("node-a:kept"), std::string::npos) << run.output;
     EXPECT_NE(run.output.find("node-b:kept"), std::string::npos) << run.output;
@@ -185,8 +187,8 @@ TEST_F(MultiHostLaunch, OverloadOnOneHostIdleCoresOnAnother) {
     if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
     const std::string hosts = hostfile({{"node-a", 1}, {"node-b", 1}});
     const Shell run = shell(kCli + " run -q -o " + out() + " -- " + mpirun("--bind-to none --hostfile " + hosts) +
-                            " -np 1 -host node-a taskset -c 0,1 " + kBusy + " 4 1.0 : -np 1 -host node-b taskset -c 0 " +
-                            kBusy + " 1 1.0");
+                            " -np 1 -host node-a taskset -c 0,1 " + kBusy +
+                            " 4 1.0 : -np 1 -host node-b taskset -c 0 " + kBusy + " 1 1.0");
     ASSERT_EQ(run.exit_code, 0) << run.output;
     const nlohmann::json r = report();
     ASSERT_FALSE(r.is_discarded());
@@ -255,12 +257,14 @@ TEST(LaunchWarnings, AnUnknownRemoteLauncherIsSaidBeforeTheJobStarts) {
     const fs::path pdsh = dir.path() / "pdsh";
     std::ofstream(pdsh) << "#!/bin/sh\necho 'pdsh ran'\n";
     fs::permissions(pdsh, fs::perms::owner_all);
-    const Shell run = shell("PATH=" + dir.str() + ":$PATH " + kCli + " run -o " + dir.str() + "/out -- pdsh -w n[01-04] ./app");
+    const Shell run =
+        shell("PATH=" + dir.str() + ":$PATH " + kCli + " run -o " + dir.str() + "/out -- pdsh -w n[01-04] ./app");
     ASSERT_EQ(run.exit_code, 0) << run.output;
     const auto warning = run.output.find("warning: pdsh may start processes on other hosts");
     ASSERT_NE(warning, std::string::npos) << run.output;
     EXPECT_LT(warning, run.output.find("pdsh ran")) << run.output;
-    EXPECT_NE(run.output.find("pdsh ... stacksage run -o " + dir.str() + "/out -- APP"), std::string::npos) << run.output;
+    EXPECT_NE(run.output.find("pdsh ... stacksage run -o " + dir.str() + "/out -- APP"), std::string::npos)
+        << run.output;
     std::ifstream in(dir.path() / "out" / "run.json");
     const nlohmann::json run_json = nlohmann::json::parse(in, nullptr, false);
     EXPECT_EQ(run_json["launch"]["launcher"], "unknown-remote") << run_json.dump(1);
