@@ -14,9 +14,10 @@
 // installed file.
 //
 // The directory lives as long as `stacksage run` (removed when the command
-// has ended). Ranks started on other nodes with `mpirun -x LD_PRELOAD` do not
-// see it; there, as always, run `mpirun ... stacksage run -- ./app`, which
-// makes one per rank.
+// has ended). Other hosts do not have it: `stacksage run -- mpirun ...` then
+// does not forward LD_PRELOAD to them and says so before the job
+// (launcher_forwarding.hpp); `mpirun ... stacksage run -- ./app` makes one
+// per rank and records them.
 #pragma once
 
 #include <string>

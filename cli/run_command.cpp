@@ -3,12 +3,11 @@
 // and exec'ed children) write their events under one output directory.
 //
 // Works as `stacksage run -- mpirun -np 4 ./app` (locally launched ranks
-// inherit LD_PRELOAD and STACKSAGE_OUTPUT; remote ones need `mpirun -x
-// LD_PRELOAD -x STACKSAGE_OUTPUT`), as `mpirun -np 4 stacksage run -- ./app`
-// and as `srun stacksage run -- ./app`: the default directory is then named
-// after the job, so all ranks share it. `stacksage run -- srun/salloc/sbatch
-// ...` rewrites an --export that would drop the recorder's variables
-// (cli/srun_forwarding.hpp).
+// inherit LD_PRELOAD and STACKSAGE_OUTPUT; the launcher is made to carry
+// them to its ranks on other hosts: launcher_forwarding.hpp, and for srun,
+// salloc and sbatch srun_forwarding.hpp), as `mpirun -np 4 stacksage run --
+// ./app` and as `srun stacksage run -- ./app`: the default directory is then
+// named after the job, so all ranks share it.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <signal.h>
@@ -26,16 +25,17 @@
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "cli/command_output.hpp"
 #include "cli/commands.hpp"
+#include "cli/launcher_forwarding.hpp"
 #include "cli/loadable_preload.hpp"
 #include "cli/preload_location.hpp"
 #include "cli/sanitizer_runtime.hpp"
-#include "cli/srun_forwarding.hpp"
 #include "parsers/run_census.hpp"
 #include "parsers/run_directory.hpp"
 #include "preload/sampling/sampling_plan.hpp"
@@ -83,8 +83,28 @@ std::string iso8601_utc(std::chrono::system_clock::time_point t) {
     return buf;
 }
 
+// run.json's record of the launcher, so that a report can tell hosts that
+// ran ranks but recorded nothing.
+std::optional<LaunchRecord> launch_record(const LaunchPlan& plan) {
+    if (plan.kind == LauncherKind::None) return std::nullopt;
+    LaunchRecord r;
+    r.launcher = launcher_kind_word(plan.kind);
+    r.program = plan.program;
+    r.remote_ranks = remote_recording_word(plan.remote);
+    r.forwarded_by = plan.how;
+    r.variables = plan.forwarded_variables;
+    r.hosts = plan.hosts;
+    r.hosts_from = plan.hosts_from;
+    r.hostfile = plan.hostfile;
+    r.processes = plan.processes;
+    r.nodes = plan.nodes;
+    r.command = plan.command;
+    return r;
+}
+
 // OUT/run.json: what was run, when, how.
-std::string run_json_text(const fs::path& out, const RunOptions& o, const std::string& preload) {
+std::string run_json_text(const fs::path& out, const RunOptions& o, const std::string& preload,
+                          const LaunchPlan& plan) {
     auto now = std::chrono::system_clock::now();
     RunRecord record;
     record.command = o.command;
@@ -100,6 +120,7 @@ std::string run_json_text(const fs::path& out, const RunOptions& o, const std::s
     record.sample = o.sample;
     record.preload = preload;
     record.job_id = job_id();
+    record.launch = launch_record(plan);
     return run_record_text(record);
 }
 
@@ -133,6 +154,28 @@ void explain_sampling_here(const sampling::BackendSelection& selection, CommandO
     }
 }
 
+// The variables `stacksage run` sets for the command, as they were before,
+// so that a run that falls back to untraced leaves the command's
+// environment as the user gave it.
+class SavedEnvironment {
+public:
+    explicit SavedEnvironment(std::vector<std::string> names) {
+        for (auto& n : names) {
+            const char* v = std::getenv(n.c_str());
+            saved_.push_back({std::move(n), v ? std::optional<std::string>(v) : std::nullopt});
+        }
+    }
+    void restore() const {
+        for (const auto& [name, value] : saved_) {
+            if (value) setenv(name.c_str(), value->c_str(), 1);
+            else unsetenv(name.c_str());
+        }
+    }
+
+private:
+    std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
 void prepend_preload(const std::string& preload) {
     std::string existing = env_or_empty("LD_PRELOAD");
     if (existing.find(preload) != std::string::npos) return;  // nested `stacksage run`
@@ -141,32 +184,6 @@ void prepend_preload(const std::string& preload) {
     // A sanitized build of stacksage (make test's) only: see sanitizer_runtime.hpp.
     if (const char* variable = sanitizer_options_variable())
         setenv(variable, sanitizer_options_for_traced_programs(env_or_empty(variable)).c_str(), 1);
-}
-
-// srun, salloc, sbatch: their --export settings may drop the recorder's
-// variables; rewritten so that every task gets them (cli/srun_forwarding.hpp).
-std::vector<std::string> command_carrying_the_recorder(const std::vector<std::string>& command,
-                                                       const std::string& recorder_preload, bool quiet,
-                                                       CommandOutput& output) {
-    RecorderVariables recorder;
-    recorder.preload = with_sanitizer_runtime(recorder_preload);
-    for (char** e = environ; *e != nullptr; ++e) {
-        const std::string_view entry(*e);
-        if (entry.rfind("STACKSAGE_", 0) == 0) recorder.names.emplace_back(entry.substr(0, entry.find('=')));
-    }
-    if (const char* variable = sanitizer_options_variable(); variable != nullptr && std::getenv(variable) != nullptr)
-        recorder.names.emplace_back(variable);
-    auto lookup = [](std::string_view name) -> std::optional<std::string> {
-        const char* v = std::getenv(std::string(name).c_str());
-        return v ? std::optional<std::string>(v) : std::nullopt;
-    };
-    std::optional<SlurmForwarding> forwarding = forward_through_slurm(command, lookup, recorder);
-    if (!forwarding) return command;
-    for (const EnvironmentChange& change : forwarding->environment)
-        setenv(change.name.c_str(), change.value.c_str(), 1);
-    if (!quiet)
-        for (const std::string& note : forwarding->notes) output.say(note);
-    return forwarding->command;
 }
 
 volatile sig_atomic_t g_child = 0;
@@ -343,28 +360,6 @@ int run_command(const RunOptions& o) {
     if (!preload) {
         output.say(preload.error().message + "\nstacksage run: running the command untraced.");
         traced = false;
-    } else {
-        // The directory is claimed by writing run.json there; without -o, a
-        // default name that holds another run gets -2, -3, ... instead.
-        const std::string job = job_id();
-        const std::time_t started = std::time(nullptr);
-        std::string error;
-        RunDirectoryClaim claim = RunDirectoryClaim::Failed;
-        for (int n = 1; n <= 10000; ++n) {
-            out = fs::absolute(!o.output.empty() ? o.output : default_run_directory_name(job, started, n));
-            claim = claim_run_directory(out, run_json_text(out, o, *preload), job, launcher_rank() >= 0, error);
-            if (claim != RunDirectoryClaim::Taken || !o.output.empty()) break;
-        }
-        if (claim == RunDirectoryClaim::Taken) {
-            output.say(out.string() + " already holds a run (its run.json); choose another --output, or remove it. " +
-                       "The command did not run.");
-            return kExitUsage;
-        }
-        if (claim == RunDirectoryClaim::Failed) {
-            output.say("cannot use " + out.string() + " as the output directory (" + error +
-                       "); choose another with -o. Running the command untraced.");
-            traced = false;
-        }
     }
     // Lives until the command has ended: the path LD_PRELOAD names may be a
     // link in a private directory (an install path with a space or colon).
@@ -378,21 +373,65 @@ int run_command(const RunOptions& o) {
             traced = false;
         }
     }
+    std::vector<std::string> set_names = {"LD_PRELOAD", "STACKSAGE_OUTPUT", "STACKSAGE_TOPOLOGY", "STACKSAGE_MODEL",
+                                          "STACKSAGE_SAMPLE"};
+    if (const char* variable = sanitizer_options_variable()) set_names.push_back(variable);
+    const SavedEnvironment before(set_names);
+    LaunchPlan plan;
+    plan.command = o.command;
     if (traced) {
+        // The recorder's variables are set before the directory is claimed:
+        // run.json records how the launcher carries them to other hosts.
         prepend_preload(loadable->path());
-        setenv("STACKSAGE_OUTPUT", out.c_str(), 1);
         if (o.no_topology) setenv("STACKSAGE_TOPOLOGY", "0", 1);
         if (o.no_model) setenv("STACKSAGE_MODEL", "0", 1);
-        if (selection.enabled()) {
-            setenv("STACKSAGE_SAMPLE", o.sample.c_str(), 1);
-            if (!o.quiet && launcher_rank() <= 0) explain_sampling_here(selection, output);
-        } else {
-            unsetenv("STACKSAGE_SAMPLE");  // an outer setting must not switch it on behind --sample=off
+        if (selection.enabled()) setenv("STACKSAGE_SAMPLE", o.sample.c_str(), 1);
+        else unsetenv("STACKSAGE_SAMPLE");  // an outer setting must not switch it on behind --sample=off
+        // The directory is claimed by writing run.json there; without -o, a
+        // default name that holds another run gets -2, -3, ... instead.
+        const std::string job = job_id();
+        const std::time_t started = std::time(nullptr);
+        std::string error;
+        RunDirectoryClaim claim = RunDirectoryClaim::Failed;
+        for (int n = 1; n <= 10000; ++n) {
+            out = fs::absolute(!o.output.empty() ? o.output : default_run_directory_name(job, started, n));
+            setenv("STACKSAGE_OUTPUT", out.c_str(), 1);
+            RecorderSetup recorder;
+            recorder.variables = recorder_variables_from_environment(sanitizer_options_variable());
+            recorder.preload_is_host_local = !loadable->alias_directory().empty();
+            recorder.recorder_preload = with_sanitizer_runtime(loadable->path());
+            recorder.output_directory = out.string();
+            plan = plan_launch(o.command, recorder, [](const char* name) { return std::getenv(name); });
+            claim = claim_run_directory(out, run_json_text(out, o, *preload, plan), job, launcher_rank() >= 0, error);
+            if (claim != RunDirectoryClaim::Taken || !o.output.empty()) break;
+        }
+        if (claim == RunDirectoryClaim::Taken) {
+            output.say(out.string() + " already holds a run (its run.json); choose another --output, or remove it. " +
+                       "The command did not run.");
+            return kExitUsage;
+        }
+        if (claim == RunDirectoryClaim::Failed) {
+            output.say("cannot use " + out.string() + " as the output directory (" + error +
+                       "); choose another with -o. Running the command untraced.");
+            traced = false;
+            before.restore();
+            plan = LaunchPlan{};
+            plan.command = o.command;
         }
     }
-    const std::vector<std::string> command =
-        traced ? command_carrying_the_recorder(o.command, loadable->path(), o.quiet, output) : o.command;
-    const int status = spawn_and_wait(command, output);
+    if (traced) {
+        for (const EnvironmentSetting& e : plan.environment) setenv(e.name.c_str(), e.value.c_str(), 1);
+        // Said before the job starts: ranks that will be missing are not
+        // discovered in the report afterwards. A rank's own `stacksage run`
+        // keeps quiet (one per rank would repeat it).
+        if (launcher_rank() < 0) {
+            for (const std::string& w : plan.warnings) output.say("warning: " + w);
+            if (!o.quiet)
+                for (const std::string& n : plan.notes) output.say(n);
+        }
+        if (selection.enabled() && !o.quiet && launcher_rank() <= 0) explain_sampling_here(selection, output);
+    }
+    const int status = spawn_and_wait(plan.command, output);
     if (status >= 0 && WIFSIGNALED(status))
         output.say(fmt::format("{} was killed by signal {} ({})", o.command[0], WTERMSIG(status),
                                strsignal(WTERMSIG(status))));
@@ -432,12 +471,20 @@ CommandRunner add_run_command(CLI::App& app) {
     run->add_option("command", options->command, "The command to run, after --")->required();
     run->positionals_at_end();
     run->footer(
-        "Under mpirun, locally launched ranks inherit the recorder. For ranks on other nodes,\n"
-        "export it: mpirun -x LD_PRELOAD -x STACKSAGE_OUTPUT ..., or run\n"
-        "`mpirun ... stacksage run -- ./app` / `srun stacksage run -- ./app`.\n"
-        "srun, salloc and sbatch given as COMMAND get the recorder to every task: an --export\n"
-        "(NONE, NIL, a list; or SRUN_EXPORT_ENV, SLURM_EXPORT_ENV, SBATCH_EXPORT) that would\n"
-        "drop it is rewritten to carry LD_PRELOAD and STACKSAGE_* too, and said so first.");
+        "LAUNCHERS:\n"
+        "  stacksage run -- mpirun --hostfile H -np 64 ./app records every rank on\n"
+        "  every host: the launcher is made to carry LD_PRELOAD and STACKSAGE_* to its\n"
+        "  ranks (Open MPI: OMPI_MCA_mca_base_env_list, or -x when the command uses\n"
+        "  -x; MPICH and Intel MPI: -genv; Flux exports the environment, --env after\n"
+        "  its own --env rules). DIR must be on a file system all hosts share.\n"
+        "  Where the launcher cannot carry them (ssh, pdsh, an unknown MPI, env -i, a\n"
+        "  recorder installed under a path with a space or colon), it says so before\n"
+        "  the job starts; then run LAUNCHER ... stacksage run -o DIR -- ./app\n"
+        "  (or srun stacksage run -- ./app). run.json records the launcher, its hosts\n"
+        "  and -np (launch).\n"
+        "  srun, salloc and sbatch get the recorder to every task: an --export (NONE,\n"
+        "  NIL, a list; or SRUN_EXPORT_ENV, SLURM_EXPORT_ENV, SBATCH_EXPORT) that would\n"
+        "  drop it is rewritten to carry LD_PRELOAD and STACKSAGE_* too, and said so first.");
     return [options] { return run_command(*options); };
 }
 

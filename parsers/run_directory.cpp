@@ -233,8 +233,58 @@ std::string run_record_text(const RunRecord& record) {
     };
     doc["preload"] = record.preload;
     doc["job_id"] = record.job_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(record.job_id);
+    doc["launch"] = nullptr;
+    if (record.launch) {
+        const LaunchRecord& l = *record.launch;
+        auto count = [](long n) { return n < 0 ? nlohmann::json(nullptr) : nlohmann::json(n); };
+        doc["launch"] = {
+            {"launcher", l.launcher},
+            {"program", l.program},
+            {"remote_ranks", l.remote_ranks},
+            {"forwarded_by", l.forwarded_by.empty() ? nlohmann::json(nullptr) : nlohmann::json(l.forwarded_by)},
+            {"variables", l.variables},
+            {"hosts", l.hosts},
+            {"hosts_from", l.hosts_from.empty() ? nlohmann::json(nullptr) : nlohmann::json(l.hosts_from)},
+            {"hostfile", l.hostfile.empty() ? nlohmann::json(nullptr) : nlohmann::json(l.hostfile)},
+            {"processes", count(l.processes)},
+            {"nodes", count(l.nodes)},
+            {"command", l.command},
+        };
+    }
     return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
+
+namespace {
+
+// run.json's launch object, each field only when it has the right type.
+LaunchRecord launch_record_of(const nlohmann::json& l) {
+    LaunchRecord r;
+    auto text = [&](const char* key, std::string& into) {
+        if (auto v = l.find(key); v != l.end() && v->is_string()) into = v->get<std::string>();
+    };
+    auto texts = [&](const char* key, std::vector<std::string>& into) {
+        if (auto v = l.find(key); v != l.end() && v->is_array())
+            for (const auto& e : *v)
+                if (e.is_string()) into.push_back(e.get<std::string>());
+    };
+    auto count = [&](const char* key, long& into) {
+        if (auto v = l.find(key); v != l.end() && v->is_number_integer() && v->get<long>() >= 0) into = v->get<long>();
+    };
+    text("launcher", r.launcher);
+    text("program", r.program);
+    text("remote_ranks", r.remote_ranks);
+    text("forwarded_by", r.forwarded_by);
+    texts("variables", r.variables);
+    texts("hosts", r.hosts);
+    text("hosts_from", r.hosts_from);
+    text("hostfile", r.hostfile);
+    count("processes", r.processes);
+    count("nodes", r.nodes);
+    texts("command", r.command);
+    return r;
+}
+
+}  // namespace
 
 RunRecordRead read_run_record(const std::string& out_dir) {
     RunRecordRead read;
@@ -263,6 +313,7 @@ RunRecordRead read_run_record(const std::string& out_dir) {
     if (auto v = doc.find("tool_version"); v != doc.end() && v->is_string()) f.tool_version = v->get<std::string>();
     if (auto j = doc.find("job_id"); j != doc.end() && j->is_string()) f.job_id = j->get<std::string>();
     if (auto v = doc.find("version"); v != doc.end() && v->is_number_integer()) f.version = v->get<int>();
+    if (auto l = doc.find("launch"); l != doc.end() && l->is_object()) f.launch = launch_record_of(*l);
     return read;
 }
 

@@ -117,6 +117,22 @@ Result<RunDirectoryScan> scan_run_directory(const std::string& out_dir);
 
 // ---- run.json ---------------------------------------------------------------
 
+// The parallel launcher `stacksage run` started (cli/launcher_forwarding):
+// what a report needs to tell hosts that ran ranks but recorded nothing.
+struct LaunchRecord {
+    std::string launcher;                // "openmpi", "mpich-hydra", "intel-mpi", "flux", "srun", "unknown-remote"
+    std::string program;                 // as the command named it: "mpirun"
+    std::string remote_ranks;            // "forwarded", "inherited", "not-forwarded"
+    std::string forwarded_by;            // "OMPI_MCA_mca_base_env_list", "-x", "-genv", ...
+    std::vector<std::string> variables;  // what the launcher carries to its ranks
+    std::vector<std::string> hosts;      // named by -H/-hosts and the host file, else the batch allocation's
+    std::string hosts_from;              // "command", "SLURM_JOB_NODELIST", "PBS_NODEFILE"; "": unknown
+    std::string hostfile;                // "" when none
+    long processes = -1;                 // -np / -n / --ntasks; -1: not given
+    long nodes = -1;                     // Flux's -N; -1: not given
+    std::vector<std::string> command;    // the command as run, after forwarding was added
+};
+
 // What `stacksage run` writes into OUT/run.json.
 struct RunRecord {
     std::vector<std::string> command;
@@ -131,6 +147,7 @@ struct RunRecord {
     std::string sample = "off";        // --sample
     std::string preload;               // the recorder's path
     std::string job_id;                // "" outside a job (written as null)
+    std::optional<LaunchRecord> launch;  // null when the command is no launcher
 };
 
 // \return run.json's text for `record` (indented JSON, one trailing newline).
@@ -144,6 +161,7 @@ struct RunRecordFields {
     std::optional<std::string> tool_version;
     std::optional<std::string> job_id;
     std::optional<int> version;
+    std::optional<LaunchRecord> launch;  // when run.json has a launch object
 };
 
 struct RunRecordRead {

@@ -145,6 +145,48 @@ TEST(RunRecord, WrittenAndReadBack) {
     EXPECT_FALSE(read_run_record(dir.str()).fields.job_id);
 }
 
+// The launcher of the run, as `stacksage run` planned its forwarding: what
+// a report needs to tell hosts that ran ranks but recorded nothing.
+TEST(RunRecord, TheLaunchIsWrittenAndReadBack) {
+    TempDir dir;
+    RunRecord record;
+    record.command = {"mpirun", "--hostfile", "H", "-np", "4", "./app"};
+    EXPECT_NE(run_record_text(record).find("\"launch\": null"), std::string::npos);  // no launcher
+    LaunchRecord launch;
+    launch.launcher = "openmpi";
+    launch.program = "mpirun";
+    launch.remote_ranks = "forwarded";
+    launch.forwarded_by = "OMPI_MCA_mca_base_env_list";
+    launch.variables = {"LD_PRELOAD", "STACKSAGE_OUTPUT"};
+    launch.hosts = {"n01", "n02"};
+    launch.hostfile = "H";
+    launch.processes = 4;
+    launch.command = record.command;
+    record.launch = launch;
+    touch(dir.path() / run_layout::kRunJson, run_record_text(record));
+    const RunRecordRead read = read_run_record(dir.str());
+    ASSERT_EQ(read.problem, RunRecordRead::Problem::None) << read.reason;
+    ASSERT_TRUE(read.fields.launch);
+    const LaunchRecord& back = *read.fields.launch;
+    EXPECT_EQ(back.launcher, "openmpi");
+    EXPECT_EQ(back.program, "mpirun");
+    EXPECT_EQ(back.remote_ranks, "forwarded");
+    EXPECT_EQ(back.forwarded_by, "OMPI_MCA_mca_base_env_list");
+    EXPECT_EQ(back.variables, launch.variables);
+    EXPECT_EQ(back.hosts, launch.hosts);
+    EXPECT_EQ(back.hostfile, "H");
+    EXPECT_EQ(back.processes, 4);
+    EXPECT_EQ(back.nodes, -1);  // null: not given
+    EXPECT_EQ(back.command, launch.command);
+    // Fields of the wrong type are left out, not guessed.
+    touch(dir.path() / run_layout::kRunJson, "{\"launch\": {\"launcher\": 3, \"hosts\": \"n01\", \"processes\": -2}}");
+    const RunRecordRead odd = read_run_record(dir.str());
+    ASSERT_TRUE(odd.fields.launch);
+    EXPECT_EQ(odd.fields.launch->launcher, "");
+    EXPECT_TRUE(odd.fields.launch->hosts.empty());
+    EXPECT_EQ(odd.fields.launch->processes, -1);
+}
+
 TEST(RunRecord, MissingAndCorruptAreTold) {
     TempDir dir;
     EXPECT_EQ(read_run_record(dir.str()).problem, RunRecordRead::Problem::Missing);
