@@ -249,7 +249,25 @@ NodeText render_node_body(const AnalysisResult& a, const NodeSummary& node, cons
     return out;
 }
 
-std::string node_header_tail(const NodeSummary& n) {
+// The launchers of a launch host, by name: "mpirun", "mpirun, ssh".
+std::string launcher_names(const AnalysisResult& a, const NodeSummary& n) {
+    std::vector<std::string> names;
+    for (std::size_t i : n.launchers) {
+        const ProcessSummary& p = a.processes[i];
+        const std::string name = p.launcher_name.empty() ? p.name : p.launcher_name;
+        if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    }
+    std::string out;
+    for (const std::string& name : names) out += (out.empty() ? "" : ", ") + name;
+    return out;
+}
+
+// "+ Node n01: 16 cores available, ..." or, where only launchers ran,
+// "+ Host h0: launch host (mpirun), no application process".
+std::string node_word(const NodeSummary& n) { return n.launch_host ? "Host " : "Node "; }
+
+std::string node_header_tail(const AnalysisResult& a, const NodeSummary& n) {
+    if (n.launch_host) return ": launch host (" + launcher_names(a, n) + "), no application process";
     std::string s = ": " + plural(n.cores_available, "core", "cores");
     if (n.smt) s += " (" + plural(n.cpus_available, "hardware thread", "hardware threads") + ")";
     s += " available";
@@ -272,6 +290,16 @@ std::string render_text_report(const ReportData& data, const TextReportOptions& 
     if (a.launcher.kind != LauncherKind::None)
         out += "Launcher: " + terminal_safe(a.launcher.command) + " (" + std::string(to_string(a.launcher.kind)) + ")\n";
 
+    // Run-wide errors (an incomplete recording) come first: they qualify
+    // everything below.
+    auto render_run_wide = [&](const Finding& f) {
+        out += style.tag(f.severity) + " " + terminal_safe(f.message) + "\n";
+        if (!f.detail.empty()) out += "   " + terminal_safe(f.detail) + "\n";
+        if (!f.suggestion.empty()) out += "   " + style.bold("suggestion:") + " " + terminal_safe(f.suggestion) + "\n";
+    };
+    for (const Finding& f : a.findings)
+        if (f.node.empty() && f.severity == Severity::Error) render_run_wide(f);
+
     // Nodes, consecutive identical ones folded into the last one printed.
     std::size_t reference = 0;
     std::vector<std::string> reference_signature;
@@ -290,7 +318,7 @@ std::string render_text_report(const ReportData& data, const TextReportOptions& 
         const NodeSummary& node = a.nodes[n];
         NodeText body = render_node_body(a, node, o, style);
         std::vector<std::string> signature = body.signature;
-        signature.insert(signature.begin(), node_header_tail(node));
+        signature.insert(signature.begin(), node_word(node) + node_header_tail(a, node));
         if (n > 0 && signature == reference_signature) {
             folded.push_back(node.host);
             folded_ranks.insert(folded_ranks.end(), body.ranks.begin(), body.ranks.end());
@@ -299,17 +327,16 @@ std::string render_text_report(const ReportData& data, const TextReportOptions& 
         flush();
         reference = n;
         reference_signature = std::move(signature);
-        out += "+ Node " + style.bold(terminal_safe(node.host)) + node_header_tail(node) + "\n";
+        out += "+ " + node_word(node) + style.bold(terminal_safe(node.host)) + terminal_safe(node_header_tail(a, node)) + "\n";
         for (const std::string& l : body.lines) out += l + "\n";
     }
     flush();
 
     // Findings about no node in particular.
     for (const Finding& f : a.findings) {
-        if (!f.node.empty()) continue;
+        if (!f.node.empty() || f.severity == Severity::Error) continue;
         if (f.severity == Severity::Info && !o.show_info) continue;
-        out += style.tag(f.severity) + " " + terminal_safe(f.message) + "\n";
-        if (!f.suggestion.empty()) out += "   suggestion: " + terminal_safe(f.suggestion) + "\n";
+        render_run_wide(f);
     }
 
     const std::vector<LoadNote>& notes = *data.notes;
