@@ -268,7 +268,7 @@ private:
         std::string detail;
         if (job.size.ranks > 0)
             detail = "the job had " + plural(static_cast<std::size_t>(job.size.ranks), "rank", "ranks") + " (" +
-                     job.size.source + "), " + std::to_string(recorded) + " were recorded";
+                     job.size.source + "), " + std::to_string(recorded) + (recorded == 1 ? " was recorded" : " were recorded");
         if (!job.step_hosts.empty())
             detail += (detail.empty() ? "" : "; ") + std::string("its tasks ran on ") +
                       plural(job.step_hosts.size(), "host", "hosts") + " (" + job.step_hosts_source + ")";
@@ -282,7 +282,11 @@ private:
         else
             detail += (detail.empty() ? "" : "; ") + cause(hosts, missing > 0);
         f.detail = detail;
-        f.suggestion = recording_command();
+        f.suggestion = all_lost_at_exec
+                           ? "keep LD_PRELOAD and STACKSAGE_OUTPUT in the environment " + job.lost_at_exec_name +
+                                 " exec's the program with, or start the recorder at the program itself (stacksage "
+                                 "run -- before the program in the wrapper's exec); then run the job again"
+                           : recording_command();
         f.figures = {{"ranks_expected", job.size.ranks},
                      {"ranks_recorded", recorded},
                      {"ranks_missing", missing},
