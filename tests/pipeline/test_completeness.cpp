@@ -300,3 +300,31 @@ TEST(Completeness, ACompleteJobHasNoFinding) {
     EXPECT_TRUE(with_code(r.analysis, FindingCode::AllocatedNodeUnused).empty()) << r.text;
     EXPECT_EQ(r.analysis.count(Severity::Error), 0u) << r.text;
 }
+
+// srun --export=NONE: the tasks got no LD_PRELOAD and left no log at all;
+// srun's own log says how many there were and where.
+TEST(Completeness, SrunExportNoneIsTheLikelyCause) {
+    TempDir dir;
+    SyntheticRun run(dir.path());
+    run.add_host("login1", "pack:1 core:2 pu:1");
+    SyntheticProcess srun;
+    srun.host = "login1";
+    srun.pid = 60;
+    srun.launcher = "srun";
+    srun.exe = "/usr/bin/srun";
+    srun.cmdline = {"srun", "-n", "4", "--export=NONE", "./app"};
+    srun.cpuset = "0-1";
+    srun.main_cpu_time_us = 1000;
+    srun.identity["SLURM_JOB_ID"] = "77";
+    srun.identity["SLURM_JOB_NODELIST"] = "n[01-02]";
+    run.add_process(srun);
+    const Report r = report_of(dir);
+    const auto found = with_code(r.analysis, FindingCode::IncompleteRecording);
+    ASSERT_EQ(found.size(), 1u) << r.text;
+    const Finding& f = *found.front();
+    EXPECT_EQ(f.ranks, (std::vector<std::int64_t>{0, 1, 2, 3}));
+    EXPECT_EQ(f.hosts, (std::vector<std::string>{"n01", "n02"}));
+    EXPECT_NE(f.detail.find("srun --export=NONE"), std::string::npos) << f.detail;
+    EXPECT_NE(f.suggestion.find("srun -n 4 stacksage run -- ./app"), std::string::npos) << f.suggestion;
+    EXPECT_NE(r.text.find("+ Host login1: launch host (srun), no application process"), std::string::npos) << r.text;
+}
