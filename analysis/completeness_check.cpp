@@ -142,6 +142,18 @@ std::vector<TypedLauncher> typed_launchers(const RunView& view) {
         LaunchCommand c = parse_launch_command(split_command_line(view.run_command));
         if (c.is_launcher) out.push_back({std::move(c), ""});
     }
+    // What `stacksage run` wrote of the launch (run.json's "launch"): the host
+    // file's hosts, read where the run started.
+    if (out.size() == 1) {
+        LaunchCommand& c = out.front().command;
+        if (c.ranks < 0) c.ranks = view.launch_ranks;
+        for (std::string_view hosts = view.launch_hosts; !hosts.empty();) {
+            const std::size_t comma = hosts.find(',');
+            const std::string host(hosts.substr(0, comma));
+            if (!host.empty() && std::find(c.hosts.begin(), c.hosts.end(), host) == c.hosts.end()) c.hosts.push_back(host);
+            hosts = comma == std::string_view::npos ? std::string_view{} : hosts.substr(comma + 1);
+        }
+    }
     return out;
 }
 

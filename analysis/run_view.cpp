@@ -224,6 +224,10 @@ RunView build_run_view(const Model& model, const ActivityOptions& activity) {
         if (model.parent(root) != kNoComponent) continue;
         view.run_name = model.name(root);
         view.run_command = string_attr(model, root, k.run_command);
+        if (auto key = model.find_key(run_keys::run_launch_ranks))
+            view.launch_ranks = model.get_int(root, *key).value_or(-1);
+        if (auto key = model.find_key(run_keys::run_launch_hosts))
+            view.launch_hosts = model.get_string(root, *key).value_or(std::string_view{});
         break;
     }
     std::unordered_map<std::string_view, std::uint32_t> node_by_host;

@@ -129,6 +129,10 @@ struct RunView {
     const Model* model = nullptr;
     std::string_view run_name;
     std::string_view run_command;
+    // run.json's "launch" (`stacksage run -- mpirun ...`): the ranks and the
+    // hosts (comma-separated, the host file's included) asked for.
+    std::int64_t launch_ranks = -1;
+    std::string_view launch_hosts;
     std::vector<NodeView> nodes;
     std::vector<ProcessView> processes;
     std::vector<FlowView> flows;

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "cli/command_output.hpp"
+#include "cli/launch_record.hpp"
 #include "cli/commands.hpp"
 #include "cli/loadable_preload.hpp"
 #include "cli/preload_location.hpp"
@@ -97,6 +98,7 @@ std::string run_json_text(const fs::path& out, const RunOptions& o, const std::s
     record.sample = o.sample;
     record.preload = preload;
     record.job_id = job_id();
+    record.launch = launch_record_of(o.command);
     return run_record_text(record);
 }
 

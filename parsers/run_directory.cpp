@@ -233,6 +233,11 @@ std::string run_record_text(const RunRecord& record) {
     };
     doc["preload"] = record.preload;
     doc["job_id"] = record.job_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(record.job_id);
+    if (const auto& l = record.launch)
+        doc["launch"] = {{"launcher", l->launcher},
+                         {"ranks", l->ranks > 0 ? nlohmann::json(l->ranks) : nlohmann::json(nullptr)},
+                         {"hosts", l->hosts},
+                         {"hostfile", l->hostfile.empty() ? nlohmann::json(nullptr) : nlohmann::json(l->hostfile)}};
     return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
@@ -263,6 +268,17 @@ RunRecordRead read_run_record(const std::string& out_dir) {
     if (auto v = doc.find("tool_version"); v != doc.end() && v->is_string()) f.tool_version = v->get<std::string>();
     if (auto j = doc.find("job_id"); j != doc.end() && j->is_string()) f.job_id = j->get<std::string>();
     if (auto v = doc.find("version"); v != doc.end() && v->is_number_integer()) f.version = v->get<int>();
+    if (auto l = doc.find("launch"); l != doc.end() && l->is_object()) {
+        LaunchRecord launch;
+        if (auto n = l->find("launcher"); n != l->end() && n->is_string()) launch.launcher = n->get<std::string>();
+        if (auto n = l->find("ranks"); n != l->end() && n->is_number_integer() && n->get<std::int64_t>() > 0)
+            launch.ranks = n->get<std::int64_t>();
+        if (auto h = l->find("hosts"); h != l->end() && h->is_array())
+            for (const auto& host : *h)
+                if (host.is_string()) launch.hosts.push_back(host.get<std::string>());
+        if (auto h = l->find("hostfile"); h != l->end() && h->is_string()) launch.hostfile = h->get<std::string>();
+        f.launch = std::move(launch);
+    }
     return read;
 }
 

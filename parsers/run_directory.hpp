@@ -117,6 +117,17 @@ Result<RunDirectoryScan> scan_run_directory(const std::string& out_dir);
 
 // ---- run.json ---------------------------------------------------------------
 
+// What `stacksage run` knows of the job it starts through a launcher
+// (`stacksage run -- mpirun -np 4 --hostfile h ./app`): run.json's "launch".
+// The host file is read when the run starts, where it is: the analyzer may
+// run elsewhere, later.
+struct LaunchRecord {
+    std::string launcher;              // "mpirun", "srun", ...
+    std::int64_t ranks = -1;           // -np / -n; -1: not given
+    std::vector<std::string> hosts;    // --host, srun -w, and the host file's hosts
+    std::string hostfile;              // as given; "" when none
+};
+
 // What `stacksage run` writes into OUT/run.json.
 struct RunRecord {
     std::vector<std::string> command;
@@ -131,6 +142,7 @@ struct RunRecord {
     std::string sample = "off";        // --sample
     std::string preload;               // the recorder's path
     std::string job_id;                // "" outside a job (written as null)
+    std::optional<LaunchRecord> launch;  // the command starts with a launcher
 };
 
 // \return run.json's text for `record` (indented JSON, one trailing newline).
@@ -143,6 +155,7 @@ struct RunRecordFields {
     std::optional<std::string> start_iso8601;
     std::optional<std::string> tool_version;
     std::optional<std::string> job_id;
+    std::optional<LaunchRecord> launch;
     std::optional<int> version;
 };
 

@@ -1,8 +1,12 @@
-// A live Open MPI job on this host whose rank 1 runs its program without
-// the recorder (a wrapper drops LD_PRELOAD before exec): the report says the
-// recording is incomplete, naming rank 1, and `stacksage check --fail-on
-// error` fails. Skipped without mpirun, the MPI example or the recorder.
+// Live runs through `stacksage run`: an Open MPI job on this host whose
+// rank 1 runs its program without the recorder (a wrapper drops LD_PRELOAD
+// before exec) is an incomplete recording naming rank 1, and `stacksage
+// check --fail-on error` fails; a launch through a host file is written into
+// run.json. Skipped without mpirun, the MPI example or the recorder.
 #include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -51,4 +55,37 @@ TEST(LiveCompleteness, AnUntracedRankMakesTheRecordingIncomplete) {
         << first["detail"];
     EXPECT_NE(first["suggestion"].get<std::string>().find("keep LD_PRELOAD and STACKSAGE_OUTPUT"), std::string::npos)
         << first["suggestion"];
+}
+
+// `stacksage run -- mpirun ... --hostfile F` writes the launch into run.json,
+// the host file's hosts included (read where the run starts); a job none of
+// whose ranks left a log is incomplete, on those hosts. The launcher here is
+// a stand-in script named mpirun that starts nothing.
+TEST(LiveCompleteness, RunJsonCarriesTheLaunchAndTheHostFilesHosts) {
+    if (!stacksage::testing::is_executable(kBin + "/preload/libstacksage-preload.so")) GTEST_SKIP() << "no recorder";
+    stacksage::testing::TempDir dir;
+    const std::string fake = dir.str() + "/bin/mpirun";
+    std::filesystem::create_directories(dir.path() / "bin");
+    stacksage::testing::SyntheticRun::write_file(fake, "#!/bin/sh\nexit 0\n");
+    std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
+    stacksage::testing::SyntheticRun::write_file(dir.path() / "hosts", "# the job's nodes\nh1 slots=2\nh2:2\n\n");
+    const std::string out = dir.str() + "/out";
+    const auto run = shell(kCli + " run -q -o " + out + " -- " + fake + " -np 4 --hostfile " + dir.str() + "/hosts ./app");
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+
+    std::ifstream in(out + "/run.json");
+    const auto record = nlohmann::json::parse(in, nullptr, false);
+    ASSERT_FALSE(record.is_discarded());
+    EXPECT_EQ(record["launch"]["launcher"], "mpirun") << record.dump(1);
+    EXPECT_EQ(record["launch"]["ranks"], 4);
+    EXPECT_EQ(record["launch"]["hosts"], nlohmann::json::array({"h1", "h2"}));
+
+    const auto report = shell(kCli + " report " + out + " --format json");
+    ASSERT_EQ(report.exit_code, 0) << report.output;
+    const auto j = nlohmann::json::parse(report.output, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << report.output;
+    const auto& first = j["findings"][0];
+    EXPECT_EQ(first["code"], "incomplete-recording") << j["findings"].dump(1);
+    EXPECT_EQ(first["ranks"], nlohmann::json::array({0, 1, 2, 3}));
+    EXPECT_EQ(first["hosts"], nlohmann::json::array({"h1", "h2"}));
 }
