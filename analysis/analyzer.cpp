@@ -163,10 +163,17 @@ AnalysisResult analyze(RunView view) {
         node_rank.emplace(s.host, n);
         result.nodes.push_back(std::move(s));
     }
-    // Run-wide findings first (an incomplete recording qualifies every other).
+    // Run-wide findings first (an incomplete recording qualifies every other),
+    // then by node, then those about nodes that left no log (an allocated
+    // node left unused).
+    auto node_order = [&](const Finding& f) -> std::size_t {
+        if (f.node.empty()) return 0;
+        auto it = node_rank.find(f.node);
+        return it == node_rank.end() ? node_rank.size() + 1 : it->second + 1;
+    };
     std::stable_sort(all.begin(), all.end(), [&](const Finding& a, const Finding& b) {
-        const std::size_t na = a.node.empty() ? 0 : node_rank.count(a.node) ? node_rank[a.node] + 1 : 1;
-        const std::size_t nb = b.node.empty() ? 0 : node_rank.count(b.node) ? node_rank[b.node] + 1 : 1;
+        const std::size_t na = node_order(a);
+        const std::size_t nb = node_order(b);
         if (na != nb) return na < nb;
         if (a.severity != b.severity) return a.severity > b.severity;
         return check_order(a.code) < check_order(b.code);

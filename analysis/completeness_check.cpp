@@ -129,11 +129,12 @@ std::vector<TypedLauncher> typed_launchers(const RunView& view) {
     std::vector<TypedLauncher> out;
     for (const ProcessView& p : view.processes) {
         if (!p.launcher) continue;
-        // mpirun's own children (a fork before it execs a daemon) are not another launch.
-        const bool child_of_launcher = std::any_of(view.processes.begin(), view.processes.end(), [&](const ProcessView& q) {
-            return q.launcher && q.node == p.node && q.pid == p.ppid;
+        // mpirun's own children (a fork that did not exec) are not another
+        // launch; srun under salloc is.
+        const bool fork_of_launcher = std::any_of(view.processes.begin(), view.processes.end(), [&](const ProcessView& q) {
+            return q.launcher && q.node == p.node && q.pid == p.ppid && q.cmdline == p.cmdline;
         });
-        if (child_of_launcher) continue;
+        if (fork_of_launcher) continue;
         LaunchCommand c = parse_launch_command(split_command_line(p.cmdline));
         if (c.is_launcher) out.push_back({std::move(c), std::string(view.nodes[p.node].host)});
     }
@@ -180,7 +181,7 @@ public:
         for (const auto& [key, job] : jobs_)
             if (auto f = check_job(job)) out.push_back(std::move(*f));
         if (out.empty())
-            if (auto f = check_allocation()) out.push_back(std::move(*f));
+            for (Finding& f : check_allocation()) out.push_back(std::move(f));
         return out;
     }
 
@@ -346,36 +347,43 @@ private:
                " (with the output directory on a file system all nodes share)";
     }
 
-    // A complete recording on a Slurm allocation some of whose nodes ran no rank.
-    std::optional<Finding> check_allocation() const {
+    // A complete recording on a Slurm allocation some of whose nodes ran no
+    // rank: one finding per such node.
+    std::vector<Finding> check_allocation() const {
         const auto [allocated, source] = allocation_hosts(view_);
-        if (allocated.empty()) return std::nullopt;
         const std::vector<std::string> idle = without_application(allocated);
-        if (idle.empty()) return std::nullopt;
+        std::vector<Finding> out;
+        if (idle.empty()) return out;
         std::int64_t ranks = 0;
         for (const auto& [key, job] : jobs_) ranks += std::max<std::int64_t>(job.size.ranks, static_cast<std::int64_t>(job.ranks.size()));
-        Finding f;
-        f.code = FindingCode::AllocatedNodeUnused;
-        f.severity = Severity::Warning;
-        f.check = "completeness";
-        f.hosts = idle;
         const std::size_t used = allocated.size() - idle.size();
-        f.message = (idle.size() == 1 ? "Node " + idle.front() + " of the Slurm allocation ran no rank"
-                                      : std::to_string(idle.size()) + " nodes of the Slurm allocation (" +
-                                            host_names(idle) + ") ran no rank") +
-                    ": " + (idle.size() == 1 ? "a node" : "nodes") + " paid for and left idle";
-        f.detail = "the allocation had " + plural(allocated.size(), "node", "nodes") + " (" + source + "), " +
-                   std::to_string(used) + " ran the job's " + plural(static_cast<std::size_t>(ranks), "rank", "ranks");
         const std::int64_t per_node =
             ranks > 0 ? (ranks + static_cast<std::int64_t>(allocated.size()) - 1) / static_cast<std::int64_t>(allocated.size()) : 1;
-        f.suggestion = "ask for " + plural(std::max<std::size_t>(used, 1), "node", "nodes") + " (sbatch -N " +
-                       std::to_string(std::max<std::size_t>(used, 1)) + "), or spread the tasks over all " +
-                       std::to_string(allocated.size()) + " (srun -N " + std::to_string(allocated.size()) +
-                       " --ntasks-per-node=" + std::to_string(per_node) + ")";
-        f.figures = {{"nodes_allocated", static_cast<std::int64_t>(allocated.size())},
-                     {"nodes_unused", static_cast<std::int64_t>(idle.size())},
-                     {"ranks", ranks}};
-        return f;
+        for (const std::string& host : idle) {
+            Finding f;
+            f.code = FindingCode::AllocatedNodeUnused;
+            f.severity = Severity::Warning;
+            f.check = "completeness";
+            // The recorded host's own name when it has a directory (a launch host).
+            f.node = host;
+            for (const NodeView& n : view_.nodes)
+                if (same_host(n.host, host)) f.node = std::string(n.host);
+            f.hosts = {host};
+            f.message = "Node " + host + " of the Slurm allocation ran no rank: a node paid for and left idle";
+            f.detail = "the allocation had " + plural(allocated.size(), "node", "nodes") + " (" + source + "), " +
+                       std::to_string(used) + " ran the job's " +
+                       plural(static_cast<std::size_t>(ranks), "rank", "ranks") +
+                       (idle.size() > 1 ? "; " + std::to_string(idle.size()) + " ran none (" + host_names(idle) + ")" : "");
+            f.suggestion = "ask for " + plural(std::max<std::size_t>(used, 1), "node", "nodes") + " (sbatch -N " +
+                           std::to_string(std::max<std::size_t>(used, 1)) + "), or spread the tasks over all " +
+                           std::to_string(allocated.size()) + " (srun -N " + std::to_string(allocated.size()) +
+                           " --ntasks-per-node=" + std::to_string(per_node) + ")";
+            f.figures = {{"nodes_allocated", static_cast<std::int64_t>(allocated.size())},
+                         {"nodes_unused", static_cast<std::int64_t>(idle.size())},
+                         {"ranks", ranks}};
+            out.push_back(std::move(f));
+        }
+        return out;
     }
 
     const RunView& view_;

@@ -333,8 +333,13 @@ std::string render_text_report(const ReportData& data, const TextReportOptions& 
     flush();
 
     // Findings about no node in particular.
+    // Findings about no node in particular, and about nodes that left no log
+    // (an allocated node left unused: its message names it).
+    auto recorded_node = [&](const std::string& host) {
+        return std::any_of(a.nodes.begin(), a.nodes.end(), [&](const NodeSummary& n) { return n.host == host; });
+    };
     for (const Finding& f : a.findings) {
-        if (!f.node.empty() || f.severity == Severity::Error) continue;
+        if (f.node.empty() ? f.severity == Severity::Error : recorded_node(f.node)) continue;
         if (f.severity == Severity::Info && !o.show_info) continue;
         render_run_wide(f);
     }

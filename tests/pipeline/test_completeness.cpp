@@ -206,7 +206,9 @@ TEST(Completeness, AnAllocatedNodeThatRanNoRankIsAWarning) {
     ASSERT_EQ(found.size(), 1u) << r.text;
     EXPECT_EQ(found.front()->severity, Severity::Warning);
     EXPECT_EQ(found.front()->hosts, (std::vector<std::string>{"n03"}));
+    EXPECT_EQ(found.front()->node, "n03");  // a node of its own, though it left no directory
     EXPECT_NE(found.front()->message.find("Node n03 of the Slurm allocation ran no rank"), std::string::npos);
+    EXPECT_EQ(r.json["findings"].back()["node"], "n03");
     EXPECT_NE(found.front()->suggestion.find("sbatch -N 2"), std::string::npos) << found.front()->suggestion;
     EXPECT_NE(r.text.find("## WARNING ## Node n03 of the Slurm allocation ran no rank"), std::string::npos) << r.text;
 }
