@@ -69,9 +69,9 @@ SizeEvidence size_known_to(const ProcessView& p) {
 
 struct Job {
     SizeEvidence size;
-    std::set<std::int64_t> ranks;       // ranks whose program was recorded
+    std::set<std::int64_t> ranks;         // ranks whose program was recorded
     std::set<std::int64_t> lost_at_exec;  // recorded only until they exec'ed a program that left no log
-    std::string lost_at_exec_name;      // what exec'ed it ("sh")
+    std::string lost_at_exec_name;        // what exec'ed it ("sh")
     std::vector<std::string> step_hosts;  // every one runs a task (SLURM_STEP_NODELIST, srun -w)
     std::string step_hosts_source;
 };
@@ -131,9 +131,10 @@ std::vector<TypedLauncher> typed_launchers(const RunView& view) {
         if (!p.launcher) continue;
         // mpirun's own children (a fork that did not exec) are not another
         // launch; srun under salloc is.
-        const bool fork_of_launcher = std::any_of(view.processes.begin(), view.processes.end(), [&](const ProcessView& q) {
-            return q.launcher && q.node == p.node && q.pid == p.ppid && q.cmdline == p.cmdline;
-        });
+        const bool fork_of_launcher =
+            std::any_of(view.processes.begin(), view.processes.end(), [&](const ProcessView& q) {
+                return q.launcher && q.node == p.node && q.pid == p.ppid && q.cmdline == p.cmdline;
+            });
         if (fork_of_launcher) continue;
         LaunchCommand c = parse_launch_command(split_command_line(p.cmdline));
         if (c.is_launcher) out.push_back({std::move(c), std::string(view.nodes[p.node].host)});
@@ -151,7 +152,8 @@ std::vector<TypedLauncher> typed_launchers(const RunView& view) {
         for (std::string_view hosts = view.launch_hosts; !hosts.empty();) {
             const std::size_t comma = hosts.find(',');
             const std::string host(hosts.substr(0, comma));
-            if (!host.empty() && std::find(c.hosts.begin(), c.hosts.end(), host) == c.hosts.end()) c.hosts.push_back(host);
+            if (!host.empty() && std::find(c.hosts.begin(), c.hosts.end(), host) == c.hosts.end())
+                c.hosts.push_back(host);
             hosts = comma == std::string_view::npos ? std::string_view{} : hosts.substr(comma + 1);
         }
     }
@@ -187,7 +189,8 @@ public:
 
 private:
     bool ran_application(std::string_view host) const {
-        return std::any_of(app_hosts_.begin(), app_hosts_.end(), [&](const std::string& h) { return same_host(h, host); });
+        return std::any_of(app_hosts_.begin(), app_hosts_.end(),
+                           [&](const std::string& h) { return same_host(h, host); });
     }
 
     std::vector<std::string> without_application(const std::vector<std::string>& hosts) const {
@@ -268,11 +271,13 @@ private:
         f.hosts = hosts;
         std::string what;
         if (missing > 0) {
-            what = std::to_string(missing) + " of " + plural(static_cast<std::size_t>(job.size.ranks), "rank", "ranks") +
-                   " (" + (missing == 1 ? "rank " : "ranks ") + compact_ranks(listed) + ")";
+            what = std::to_string(missing) + " of " +
+                   plural(static_cast<std::size_t>(job.size.ranks), "rank", "ranks") + " (" +
+                   (missing == 1 ? "rank " : "ranks ") + compact_ranks(listed) + ")";
         }
         if (!hosts.empty())
-            what += (what.empty() ? "" : " and ") + plural(hosts.size(), "host", "hosts") + " (" + host_names(hosts) + ")";
+            what +=
+                (what.empty() ? "" : " and ") + plural(hosts.size(), "host", "hosts") + " (" + host_names(hosts) + ")";
         bool all_lost_at_exec = missing > 0 && hosts.empty();
         for (std::int64_t r : listed) all_lost_at_exec = all_lost_at_exec && job.lost_at_exec.count(r) > 0;
         f.message = "The recording is incomplete: " + what +
@@ -281,7 +286,8 @@ private:
         std::string detail;
         if (job.size.ranks > 0)
             detail = "the job had " + plural(static_cast<std::size_t>(job.size.ranks), "rank", "ranks") + " (" +
-                     job.size.source + "), " + std::to_string(recorded) + (recorded == 1 ? " was recorded" : " were recorded");
+                     job.size.source + "), " + std::to_string(recorded) +
+                     (recorded == 1 ? " was recorded" : " were recorded");
         if (!job.step_hosts.empty())
             detail += (detail.empty() ? "" : "; ") + std::string("its tasks ran on ") +
                       plural(job.step_hosts.size(), "host", "hosts") + " (" + job.step_hosts_source + ")";
@@ -289,11 +295,11 @@ private:
         for (std::int64_t r : listed) lost_at_exec += job.lost_at_exec.count(r);
         if (lost_at_exec > 0)
             detail += (detail.empty() ? "" : "; ") + plural(lost_at_exec, "rank", "ranks") + " ran " +
-                      job.lost_at_exec_name + ", which was recorded until it exec'ed the program: the program ran "
+                      job.lost_at_exec_name +
+                      ", which was recorded until it exec'ed the program: the program ran "
                       "without the recorder (LD_PRELOAD or STACKSAGE_OUTPUT was dropped before the exec: a wrapper "
                       "script, env -i, a setuid program)";
-        else
-            detail += (detail.empty() ? "" : "; ") + cause(hosts, missing > 0);
+        else detail += (detail.empty() ? "" : "; ") + cause(hosts, missing > 0);
         f.detail = detail;
         f.suggestion = all_lost_at_exec
                            ? "keep LD_PRELOAD and STACKSAGE_OUTPUT in the environment " + job.lost_at_exec_name +
@@ -315,7 +321,8 @@ private:
             return "likely cause: srun --export=NONE (or a list without ALL) gave the tasks an environment without "
                    "LD_PRELOAD, so they ran without the recorder";
         if (!hosts.empty() && !slurm && launcher_.kind != LauncherKind::None)
-            return "likely cause: " + launcher_.command + "'s ranks on other hosts did not inherit the recorder (ssh "
+            return "likely cause: " + launcher_.command +
+                   "'s ranks on other hosts did not inherit the recorder (ssh "
                    "does not pass LD_PRELOAD), or wrote their logs into a directory of their own host (the output "
                    "directory must be on a file system every node shares)";
         if (!hosts.empty())
@@ -343,8 +350,7 @@ private:
             launch = (launcher_.kind == LauncherKind::None ? std::string("mpirun") : launcher_.command) + " ...";
         }
         return "start the recorder in every rank, on every host, through the launcher: " + launch +
-               " stacksage run -- " + program +
-               " (with the output directory on a file system all nodes share)";
+               " stacksage run -- " + program + " (with the output directory on a file system all nodes share)";
     }
 
     // A complete recording on a Slurm allocation some of whose nodes ran no
@@ -355,10 +361,12 @@ private:
         std::vector<Finding> out;
         if (idle.empty()) return out;
         std::int64_t ranks = 0;
-        for (const auto& [key, job] : jobs_) ranks += std::max<std::int64_t>(job.size.ranks, static_cast<std::int64_t>(job.ranks.size()));
+        for (const auto& [key, job] : jobs_)
+            ranks += std::max<std::int64_t>(job.size.ranks, static_cast<std::int64_t>(job.ranks.size()));
         const std::size_t used = allocated.size() - idle.size();
-        const std::int64_t per_node =
-            ranks > 0 ? (ranks + static_cast<std::int64_t>(allocated.size()) - 1) / static_cast<std::int64_t>(allocated.size()) : 1;
+        const std::int64_t per_node = ranks > 0 ? (ranks + static_cast<std::int64_t>(allocated.size()) - 1) /
+                                                      static_cast<std::int64_t>(allocated.size())
+                                                : 1;
         for (const std::string& host : idle) {
             Finding f;
             f.code = FindingCode::AllocatedNodeUnused;
@@ -370,10 +378,10 @@ private:
                 if (same_host(n.host, host)) f.node = std::string(n.host);
             f.hosts = {host};
             f.message = "Node " + host + " of the Slurm allocation ran no rank: a node paid for and left idle";
-            f.detail = "the allocation had " + plural(allocated.size(), "node", "nodes") + " (" + source + "), " +
-                       std::to_string(used) + " ran the job's " +
-                       plural(static_cast<std::size_t>(ranks), "rank", "ranks") +
-                       (idle.size() > 1 ? "; " + std::to_string(idle.size()) + " ran none (" + host_names(idle) + ")" : "");
+            f.detail =
+                "the allocation had " + plural(allocated.size(), "node", "nodes") + " (" + source + "), " +
+                std::to_string(used) + " ran the job's " + plural(static_cast<std::size_t>(ranks), "rank", "ranks") +
+                (idle.size() > 1 ? "; " + std::to_string(idle.size()) + " ran none (" + host_names(idle) + ")" : "");
             f.suggestion = "ask for " + plural(std::max<std::size_t>(used, 1), "node", "nodes") + " (sbatch -N " +
                            std::to_string(std::max<std::size_t>(used, 1)) + "), or spread the tasks over all " +
                            std::to_string(allocated.size()) + " (srun -N " + std::to_string(allocated.size()) +

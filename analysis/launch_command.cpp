@@ -16,6 +16,7 @@ constexpr std::string_view kMpiLaunchers[] = {
 };
 constexpr std::string_view kSlurmLaunchers[] = {"srun", "mpiexec.slurm"};
 
+// clang-format off: lists of words, filled as text
 // Options of mpirun (Open MPI, PRRTE) and mpiexec (Hydra) that take one
 // value, and those that take two.
 constexpr std::string_view kMpiOneValue[] = {
@@ -37,6 +38,8 @@ constexpr std::string_view kSrunLongWithValue[] = {
     "--threads-per-core", "--cores-per-socket", "--sockets-per-node", "--ntasks-per-core", "--ntasks-per-socket",
     "--relative", "--cpus-per-gpu", "--signal", "--licenses", "--network", "--mem-per-gpu", "--gpus-per-node",
     "--gpu-bind", "--cpu-freq", "--comment", "--begin"};
+
+// clang-format on
 
 std::string_view base_name(std::string_view path) {
     const std::size_t slash = path.rfind('/');

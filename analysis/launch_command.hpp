@@ -14,13 +14,13 @@
 namespace stacksage {
 
 struct LaunchCommand {
-    bool is_launcher = false;     // the command starts with mpirun, mpiexec, srun, ... (after env/paths)
-    std::string launcher;         // its base name: "mpirun", "srun", ...
-    bool slurm = false;           // srun
-    std::int64_t ranks = -1;      // -np / -n / --ntasks; -1: not given
-    std::vector<std::string> hosts;  // --host / -H / -hosts / srun -w (slots stripped, host lists expanded)
-    std::string hostfile;         // --hostfile / --machinefile / -f
-    bool export_none = false;     // srun --export=NONE (or a list without ALL): tasks do not get LD_PRELOAD
+    bool is_launcher = false;                // the command starts with mpirun, mpiexec, srun, ... (after env/paths)
+    std::string launcher;                    // its base name: "mpirun", "srun", ...
+    bool slurm = false;                      // srun
+    std::int64_t ranks = -1;                 // -np / -n / --ntasks; -1: not given
+    std::vector<std::string> hosts;          // --host / -H / -hosts / srun -w (slots stripped, host lists expanded)
+    std::string hostfile;                    // --hostfile / --machinefile / -f
+    bool export_none = false;                // srun --export=NONE (or a list without ALL): tasks do not get LD_PRELOAD
     std::vector<std::string> launcher_args;  // the launcher and its options
     std::vector<std::string> program_args;   // the application's command, from its first word
 };

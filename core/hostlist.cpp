@@ -94,8 +94,8 @@ private:
     }
 
     static bool valid_name_char(char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-               c == '_' || c == '.';
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+               c == '.';
     }
 
     // The numbers of a bracket group list_[begin, end): "001-003,7".
@@ -126,8 +126,9 @@ private:
         value = 0;
         for (std::size_t k = begin; k < end; ++k) {
             if (list_[k] < '0' || list_[k] > '9') {
-                fail(k, "'" + std::string(1, list_[k]) + "' in a bracket is no digit; brackets hold numbers and "
-                        "ranges such as 1-4");
+                fail(k, "'" + std::string(1, list_[k]) +
+                            "' in a bracket is no digit; brackets hold numbers and "
+                            "ranges such as 1-4");
                 return false;
             }
             value = value * 10 + static_cast<std::uint64_t>(list_[k] - '0');

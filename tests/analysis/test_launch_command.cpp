@@ -8,9 +8,9 @@ using namespace stacksage;
 using Args = std::vector<std::string>;
 
 TEST(LaunchCommand, MpirunRanksHostsAndTheProgram) {
-    const LaunchCommand c = parse_launch_command(
-        {"/usr/bin/mpirun", "--mca", "btl", "tcp,self", "-np", "4", "--map-by", "ppr:2:node", "--host", "a:2,b:2",
-         "--hostfile", "hosts.txt", "./app", "-n", "9"});
+    const LaunchCommand c =
+        parse_launch_command({"/usr/bin/mpirun", "--mca", "btl", "tcp,self", "-np", "4", "--map-by", "ppr:2:node",
+                              "--host", "a:2,b:2", "--hostfile", "hosts.txt", "./app", "-n", "9"});
     EXPECT_TRUE(c.is_launcher);
     EXPECT_EQ(c.launcher, "mpirun");
     EXPECT_EQ(c.ranks, 4);  // the application's own -n 9 is not the launcher's
@@ -21,9 +21,8 @@ TEST(LaunchCommand, MpirunRanksHostsAndTheProgram) {
 }
 
 TEST(LaunchCommand, HydraAndEnvironmentPrefixes) {
-    const LaunchCommand c =
-        parse_launch_command({"env", "OMP_NUM_THREADS=2", "mpiexec.hydra", "-genv", "A", "1", "-n", "8", "-hosts",
-                              "n1,n2", "./app"});
+    const LaunchCommand c = parse_launch_command(
+        {"env", "OMP_NUM_THREADS=2", "mpiexec.hydra", "-genv", "A", "1", "-n", "8", "-hosts", "n1,n2", "./app"});
     EXPECT_TRUE(c.is_launcher);
     EXPECT_EQ(c.ranks, 8);
     EXPECT_EQ(c.hosts, (Args{"n1", "n2"}));
@@ -31,7 +30,8 @@ TEST(LaunchCommand, HydraAndEnvironmentPrefixes) {
 }
 
 TEST(LaunchCommand, SrunTasksNodeListAndExport) {
-    LaunchCommand c = parse_launch_command({"srun", "-n8", "-w", "n[01-02]", "--export=NONE", "--cpu-bind=cores", "./app"});
+    LaunchCommand c =
+        parse_launch_command({"srun", "-n8", "-w", "n[01-02]", "--export=NONE", "--cpu-bind=cores", "./app"});
     EXPECT_TRUE(c.slurm);
     EXPECT_EQ(c.ranks, 8);
     EXPECT_EQ(c.hosts, (Args{"n01", "n02"}));

@@ -34,8 +34,7 @@ TEST(Hostlist, RangesKeepTheLowerBoundsPadding) {
 }
 
 TEST(Hostlist, ListsOfExpressionsWithSuffixesAndProducts) {
-    EXPECT_EQ(hosts("n[001-003,7],gpu[1-2]-ib"),
-              (Hosts{"n001", "n002", "n003", "n7", "gpu1-ib", "gpu2-ib"}));
+    EXPECT_EQ(hosts("n[001-003,7],gpu[1-2]-ib"), (Hosts{"n001", "n002", "n003", "n7", "gpu1-ib", "gpu2-ib"}));
     EXPECT_EQ(hosts("r[1-2]n[1-2]"), (Hosts{"r1n1", "r1n2", "r2n1", "r2n2"}));
     EXPECT_EQ(hosts("n[1-128,130]").size(), 129u);
 }

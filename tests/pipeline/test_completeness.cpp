@@ -248,7 +248,8 @@ TEST(Completeness, AHostWhereOnlyTheLauncherRanIsALaunchHost) {
         run.add_process(p);
     }
     const Report r = report_of(dir);
-    EXPECT_NE(r.text.find("+ Host h0: launch host (mpirun, ssh), no application process\n"), std::string::npos) << r.text;
+    EXPECT_NE(r.text.find("+ Host h0: launch host (mpirun, ssh), no application process\n"), std::string::npos)
+        << r.text;
     for (const Finding& f : r.analysis.findings) EXPECT_NE(f.node, "h0") << f.message;
     EXPECT_TRUE(with_code(r.analysis, FindingCode::IncompleteRecording).empty()) << r.text;
     EXPECT_EQ(r.json["nodes"][0]["launch_host"], true);

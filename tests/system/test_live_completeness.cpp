@@ -70,7 +70,8 @@ TEST(LiveCompleteness, RunJsonCarriesTheLaunchAndTheHostFilesHosts) {
     std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
     stacksage::testing::SyntheticRun::write_file(dir.path() / "hosts", "# the job's nodes\nh1 slots=2\nh2:2\n\n");
     const std::string out = dir.str() + "/out";
-    const auto run = shell(kCli + " run -q -o " + out + " -- " + fake + " -np 4 --hostfile " + dir.str() + "/hosts ./app");
+    const auto run =
+        shell(kCli + " run -q -o " + out + " -- " + fake + " -np 4 --hostfile " + dir.str() + "/hosts ./app");
     ASSERT_EQ(run.exit_code, 0) << run.output;
 
     std::ifstream in(out + "/run.json");
