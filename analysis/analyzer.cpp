@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "analysis/completeness_check.hpp"
 #include "analysis/flow_centric_check.hpp"
 #include "analysis/node_load.hpp"
 #include "analysis/resource_centric_check.hpp"
@@ -50,7 +51,7 @@ void combine_overloads(std::vector<Finding>& findings) {
 // order they were found in).
 int check_order(FindingCode code) {
     static constexpr FindingCode kOrder[] = {
-        FindingCode::OverloadedResources, FindingCode::OverloadedReservation, FindingCode::IdleResources,
+        FindingCode::IncompleteRecording, FindingCode::AllocatedNodeUnused, FindingCode::OverloadedResources, FindingCode::OverloadedReservation, FindingCode::IdleResources,
         FindingCode::UnderloadedReservation, FindingCode::RuntimeContention, FindingCode::SharedResources,
         FindingCode::SmtSharedCores, FindingCode::SmtUnusedHardwareThreads, FindingCode::ServiceFlows,
         FindingCode::RuntimeStacking};
@@ -112,6 +113,7 @@ AnalysisResult analyze(RunView view) {
     append(check_service_flows(view));
     append(check_numa_locality(view, result.launcher));
     append(check_placement(view, result.launcher));
+    append(check_completeness(view, result.launcher));
     combine_overloads(all);
     add_suggestions(view, loads, result.launcher, all);
 
@@ -157,12 +159,21 @@ AnalysisResult analyze(RunView view) {
             s.service_threads += result.processes[p].service_threads;
         }
         for (std::uint32_t p : node.launchers) s.launchers.push_back(p);
+        s.launch_host = node.processes.empty() && !node.launchers.empty();
         node_rank.emplace(s.host, n);
         result.nodes.push_back(std::move(s));
     }
+    // Run-wide findings first (an incomplete recording qualifies every other),
+    // then by node, then those about nodes that left no log (an allocated
+    // node left unused).
+    auto node_order = [&](const Finding& f) -> std::size_t {
+        if (f.node.empty()) return 0;
+        auto it = node_rank.find(f.node);
+        return it == node_rank.end() ? node_rank.size() + 1 : it->second + 1;
+    };
     std::stable_sort(all.begin(), all.end(), [&](const Finding& a, const Finding& b) {
-        const std::size_t na = node_rank.count(a.node) ? node_rank[a.node] : 0;
-        const std::size_t nb = node_rank.count(b.node) ? node_rank[b.node] : 0;
+        const std::size_t na = node_order(a);
+        const std::size_t nb = node_order(b);
         if (na != nb) return na < nb;
         if (a.severity != b.severity) return a.severity > b.severity;
         return check_order(a.code) < check_order(b.code);

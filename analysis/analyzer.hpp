@@ -52,6 +52,9 @@ struct NodeSummary {
     std::string topology_source;   // "hwloc" or "cpusets-seen"
     std::vector<std::size_t> processes;  // indices into AnalysisResult::processes
     std::vector<std::size_t> launchers;
+    // Only launchers ran here (mpirun on the submit host): shown as a launch
+    // host, never judged for idle cores or reservations.
+    bool launch_host = false;
     std::size_t threads = 0;
     std::size_t service_threads = 0;
     // The most severe finding about the node, run-wide findings included;

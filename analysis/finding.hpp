@@ -44,6 +44,11 @@ struct Finding {
     // Figures behind the message, for scripts and for the suggestion step:
     // name -> value ("threads": 32, "cores": 9, ...).
     std::vector<std::pair<std::string, std::int64_t>> figures;
+    // Ranks and hosts the finding names that no recorded process stands for
+    // (incomplete-recording: those that left no log; allocated-node-unused:
+    // the idle nodes): at most kMaxListedRanks ranks, figures keep the counts.
+    std::vector<std::int64_t> ranks;
+    std::vector<std::string> hosts;
 
     std::int64_t figure(std::string_view name, std::int64_t fallback = -1) const;
 };
@@ -51,5 +56,6 @@ struct Finding {
 // Findings list at most this many flows; flow_count keeps the total. A node
 // with a thousand over-subscribed threads is one finding, not a megabyte.
 inline constexpr std::size_t kMaxFlowRefs = 64;
+inline constexpr std::size_t kMaxListedRanks = 4096;
 
 }  // namespace stacksage

@@ -6,6 +6,8 @@ namespace stacksage {
 // tests/docs/test_finding_codes_documented.sh reads them from this switch).
 std::string_view to_string(FindingCode code) {
     switch (code) {
+        case FindingCode::IncompleteRecording: return "incomplete-recording";
+        case FindingCode::AllocatedNodeUnused: return "allocated-node-unused";
         case FindingCode::OverloadedResources: return "overloaded-resources";
         case FindingCode::OverloadedReservation: return "overloaded-reservation";
         case FindingCode::IdleResources: return "idle-resources";

@@ -12,6 +12,8 @@ namespace stacksage {
 
 enum class FindingCode : std::uint8_t {
     // In the order findings of one node and severity are listed (analyzer.cpp).
+    IncompleteRecording,       // ranks or hosts of the job that left no log (an error: the analysis is partial)
+    AllocatedNodeUnused,       // a node of the batch allocation that ran no rank
     OverloadedResources,       // CPUs demanded by more busy threads than they can run
     OverloadedReservation,     // flow-centric: more threads than the CPUs they may use
     IdleResources,             // cores no active flow may use

@@ -195,6 +195,23 @@ void add_creator_readings(const Model& m, const RunModelKeys& k, RunView& view, 
     }
 }
 
+// mpirun reaches other hosts through a remote shell it starts (ssh, rsh:
+// Open MPI's plm_rsh_agent, Hydra's bootstrap): the recorder follows it,
+// since it inherits LD_PRELOAD, but it is the launch, not the application.
+void mark_remote_shells(RunView& view) {
+    static constexpr std::string_view kRemoteShells[] = {"ssh", "rsh", "qrsh", "blaunch"};
+    for (ProcessView& p : view.processes) {
+        if (p.launcher || p.rank >= 0) continue;
+        if (std::find(std::begin(kRemoteShells), std::end(kRemoteShells), p.name) == std::end(kRemoteShells)) continue;
+        const bool started_by_launcher = std::any_of(view.processes.begin(), view.processes.end(), [&](const ProcessView& q) {
+            return q.launcher && q.node == p.node && q.pid == p.ppid;
+        });
+        if (!started_by_launcher) continue;
+        p.launcher = true;
+        p.launcher_name = p.name;
+    }
+}
+
 }  // namespace
 
 RunView build_run_view(const Model& model) { return build_run_view(model, ActivityOptions{}); }
@@ -207,6 +224,10 @@ RunView build_run_view(const Model& model, const ActivityOptions& activity) {
         if (model.parent(root) != kNoComponent) continue;
         view.run_name = model.name(root);
         view.run_command = string_attr(model, root, k.run_command);
+        if (auto key = model.find_key(run_keys::run_launch_ranks))
+            view.launch_ranks = model.get_int(root, *key).value_or(-1);
+        if (auto key = model.find_key(run_keys::run_launch_hosts))
+            view.launch_hosts = model.get_string(root, *key).value_or(std::string_view{});
         break;
     }
     std::unordered_map<std::string_view, std::uint32_t> node_by_host;
@@ -246,6 +267,7 @@ RunView build_run_view(const Model& model, const ActivityOptions& activity) {
         p.start_ns = model.get_int(pid, keys::start_ns).value_or(0);
         p.end_ns = model.get_int(pid, keys::end_ns).value_or(p.start_ns);
         p.mpi = model.has(pid, k.mpi_init_ns);
+        p.mpi_size = model.get(pid, k.mpi_size).value_or(-1);
         model.for_each_attr(pid, [&](AttrKey key, const AttributeValue& v) {
             const std::string_view name = model.key_name(key);
             if (!std::holds_alternative<std::string>(v)) return;
@@ -292,9 +314,12 @@ RunView build_run_view(const Model& model, const ActivityOptions& activity) {
             classify_activity(view.flows[f], activity);
             if (!view.flows[f].service) p.placement |= view.flows[f].placement;
         }
-        NodeView& node = view.nodes[p.node];
-        (p.launcher ? node.launchers : node.processes).push_back(process_index);
         view.processes.push_back(std::move(p));
+    }
+    mark_remote_shells(view);
+    for (std::uint32_t i = 0; i < view.processes.size(); ++i) {
+        NodeView& node = view.nodes[view.processes[i].node];
+        (view.processes[i].launcher ? node.launchers : node.processes).push_back(i);
     }
     return view;
 }

@@ -83,6 +83,8 @@ struct ProcessView {
     std::int64_t pid = 0;
     std::int64_t ppid = -1;
     std::int64_t rank = -1;        // -1: none
+    // A launcher (mpirun, prted, srun, ...), or the remote shell (ssh, rsh) a
+    // launcher started to reach other hosts: part of the launch, not the job.
     bool launcher = false;
     std::string_view launcher_name;
     std::string_view exe;
@@ -92,6 +94,7 @@ struct ProcessView {
     std::int64_t start_ns = 0;
     std::int64_t end_ns = 0;
     bool mpi = false;              // called MPI_Init
+    std::int64_t mpi_size = -1;    // MPI_COMM_WORLD's size at MPI_Init; -1: unknown
     std::vector<std::uint32_t> flows;  // indices into RunView::flows, main thread first
     Cpuset placement;              // union of its active flows' placements
     std::optional<Cpuset> program_start_cpuset;  // the main thread's mask as the program started
@@ -126,6 +129,10 @@ struct RunView {
     const Model* model = nullptr;
     std::string_view run_name;
     std::string_view run_command;
+    // run.json's "launch" (`stacksage run -- mpirun ...`): the ranks and the
+    // hosts (comma-separated, the host file's included) asked for.
+    std::int64_t launch_ranks = -1;
+    std::string_view launch_hosts;
     std::vector<NodeView> nodes;
     std::vector<ProcessView> processes;
     std::vector<FlowView> flows;

@@ -674,6 +674,15 @@ LaunchPlan plan_launch(const std::vector<std::string>& command, const RecorderSe
     }
     if (plan.kind == LauncherKind::UnknownRemote) {
         plan.remote = RemoteRecording::NotForwarded;
+        // An MPI this version does not know: its ranks and hosts, read as
+        // Open MPI and Hydra spell them, still tell the report what is missing.
+        if (launcher == "mpirun" || launcher == "mpiexec") {
+            const std::size_t first = i + 1;
+            record_hosts(plan, command, first, end_of_options(command, first, open_mpi_syntax()),
+                         {"-H", "-host", "--host", "-hosts"},
+                         {"-hostfile", "--hostfile", "-machinefile", "--machinefile", "-f"}, {"-np", "--np", "-n"});
+            record_allocation_hosts(plan, getenv);
+        }
         plan.warnings.push_back(launcher + " may start processes on other hosts, which do not inherit the recorder (" +
                                 "LD_PRELOAD, STACKSAGE_OUTPUT): they will not be recorded. To record them, run " +
                                 form);

@@ -114,6 +114,10 @@ inline constexpr Text run_command{"run_command"};
 inline constexpr Text run_start{"run_start"};
 inline constexpr Text run_tool_version{"run_tool_version"};
 inline constexpr Text run_job_id{"run_job_id"};
+// run.json's "launch": the ranks and the hosts (comma-separated) the
+// launcher was asked for.
+inline constexpr Int run_launch_ranks{"run_launch_ranks"};
+inline constexpr Text run_launch_hosts{"run_launch_hosts"};
 }  // namespace run_keys
 
 // Sampled memory accesses (parsers/memory_access_paths.hpp): attributes of

@@ -185,6 +185,17 @@ private:
         if (f.start_iso8601) m.set_attr(root, m.key(run_keys::run_start), std::string_view(*f.start_iso8601));
         if (f.tool_version) m.set_attr(root, m.key(run_keys::run_tool_version), std::string_view(*f.tool_version));
         if (f.job_id) m.set_attr(root, m.key(run_keys::run_job_id), std::string_view(*f.job_id));
+        if (f.launch) {
+            if (f.launch->processes > 0)
+                m.set_attr(root, m.key(run_keys::run_launch_ranks), static_cast<std::int64_t>(f.launch->processes));
+            // Hosts the command named; an allocation's hosts (hosts_from
+            // SLURM_JOB_NODELIST, PBS_NODEFILE) are not all promised ranks.
+            std::string hosts;
+            if (f.launch->hosts_from == "command")
+                for (const std::string& h : f.launch->hosts)
+                    if (!h.empty() && h.find(',') == std::string::npos) hosts += (hosts.empty() ? "" : ",") + h;
+            if (!hosts.empty()) m.set_attr(root, m.key(run_keys::run_launch_hosts), std::string_view(hosts));
+        }
         if (f.version && *f.version > 1)
             note(LoadNote::Level::Info, "run.json",
                  "run.json has version " + std::to_string(*f.version) +

@@ -56,10 +56,20 @@ bool is_identity_variable(const char* name, std::size_t len) {
     if (equals(name, len, formats::kSlurmJobVariable) || equals(name, len, formats::kSlurmStepVariable)) return true;
     for (const char* n : formats::kSlurmJobFactVariables)
         if (equals(name, len, n)) return true;
+    // The job's size and nodes: what the analyzer checks the recorded ranks
+    // and hosts against.
+    for (const char* n : formats::kJobSizeVariables)
+        if (equals(name, len, n)) return true;
+    for (const char* n : formats::kSlurmTaskCountVariables)
+        if (equals(name, len, n)) return true;
+    for (const char* n : formats::kSlurmJobNodeListVariables)
+        if (equals(name, len, n)) return true;
+    for (const char* n : formats::kSlurmNodeCountVariables)
+        if (equals(name, len, n)) return true;
+    if (equals(name, len, formats::kSlurmStepNodeListVariable)) return true;
     static const char* const kPlaceInTheJob[] = {
-        "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE",
-        "OMPI_COMM_WORLD_NODE_RANK", "PMI_SIZE", "SLURM_LOCALID", "SLURM_NODEID",
-        "FLUX_TASK_LOCAL_ID", "MPI_LOCALRANKID", "MPI_LOCALNRANKS",
+        "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_COMM_WORLD_NODE_RANK",
+        "SLURM_LOCALID", "SLURM_NODEID", "FLUX_TASK_LOCAL_ID", "MPI_LOCALRANKID", "MPI_LOCALNRANKS",
     };
     for (const char* n : kPlaceInTheJob)
         if (equals(name, len, n)) return true;

@@ -9,6 +9,7 @@
 
 #include <cstring>
 
+#include "core/formats/launcher_environment.hpp"
 #include "preload/cgroup_cpuset.hpp"
 #include "preload/environment.hpp"
 #include "preload/real_functions.hpp"
@@ -39,6 +40,7 @@ void add_variables(JsonLine& line, const char* key, bool (*wanted)(const char* n
         if (eq == nullptr) continue;
         std::size_t name_len = static_cast<std::size_t>(eq - *e);
         if (!wanted(*e, name_len)) continue;
+        if (std::strlen(eq + 1) > formats::kMaxIdentityValueBytes) continue;
         char name[256];
         if (name_len >= sizeof name) continue;
         std::memcpy(name, *e, name_len);

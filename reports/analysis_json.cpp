@@ -38,6 +38,8 @@ json finding_to_json(const Finding& f, FindingJsonShape shape) {
     for (const FlowRef& r : f.flows)
         flows.push_back({{"host", r.host}, {"rank", rank_to_json(r.rank)}, {"pid", r.pid}, {"tid", r.tid}, {"runtime", r.runtime}});
     j["flows"] = std::move(flows);
+    j["ranks"] = f.ranks;
+    j["hosts"] = f.hosts;
     if (shape == FindingJsonShape::Report) {
         j["remedy"] = remedy_to_json(f.remedy);
         json figures = json::object();
@@ -56,6 +58,7 @@ json node_summary_to_json(const NodeSummary& n) {
     j["available"] = n.available.to_list_string();
     j["job_restricted"] = n.job_restricted;
     j["smt"] = n.smt;
+    j["launch_host"] = n.launch_host;
     j["topology"] = n.topology_source;
     j["threads"] = n.threads;
     j["service_threads"] = n.service_threads;

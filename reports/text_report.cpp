@@ -176,7 +176,25 @@ std::vector<std::string> render_node_body(const AnalysisResult& a, const NodeSum
     return out;
 }
 
-std::string node_header_tail(const NodeSummary& n) {
+// The launchers of a launch host, by name: "mpirun", "mpirun, ssh".
+std::string launcher_names(const AnalysisResult& a, const NodeSummary& n) {
+    std::vector<std::string> names;
+    for (std::size_t i : n.launchers) {
+        const ProcessSummary& p = a.processes[i];
+        const std::string name = p.launcher_name.empty() ? p.name : p.launcher_name;
+        if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    }
+    std::string out;
+    for (const std::string& name : names) out += (out.empty() ? "" : ", ") + name;
+    return out;
+}
+
+// "+ Node n01: 16 cores available, ..." or, where only launchers ran,
+// "+ Host h0: launch host (mpirun), no application process".
+std::string node_word(const NodeSummary& n) { return n.launch_host ? "Host " : "Node "; }
+
+std::string node_header_tail(const AnalysisResult& a, const NodeSummary& n) {
+    if (n.launch_host) return ": launch host (" + launcher_names(a, n) + "), no application process";
     std::string s = ": " + plural(n.cores_available, "core", "cores");
     if (n.smt) s += " (" + plural(n.cpus_available, "hardware thread", "hardware threads") + ")";
     s += " available";
@@ -199,6 +217,16 @@ std::string render_text_report(const ReportData& data, const TextReportOptions& 
     if (a.launcher.kind != LauncherKind::None)
         out += "Launcher: " + terminal_safe(a.launcher.command) + " (" + std::string(to_string(a.launcher.kind)) + ")\n";
 
+    // Run-wide errors (an incomplete recording) come first: they qualify
+    // everything below.
+    auto render_run_wide = [&](const Finding& f) {
+        out += style.tag(f.severity) + " " + terminal_safe(f.message) + "\n";
+        if (!f.detail.empty()) out += "   " + terminal_safe(f.detail) + "\n";
+        if (!f.suggestion.empty()) out += "   " + style.bold("suggestion:") + " " + terminal_safe(f.suggestion) + "\n";
+    };
+    for (const Finding& f : a.findings)
+        if (f.node.empty() && f.severity == Severity::Error) render_run_wide(f);
+
     // Nodes, as the analysis grouped them (analysis/node_groups.hpp): a
     // group of one node in full; a larger one once, under its hosts, with
     // its first node's processes and the group's findings, their figures as
@@ -207,7 +235,8 @@ std::string render_text_report(const ReportData& data, const TextReportOptions& 
     for (const NodeGroup& group : a.node_groups) {
         const NodeSummary& first = a.nodes[group.nodes.front()];
         if (group.nodes.size() == 1) {
-            out += "+ Node " + style.bold(terminal_safe(first.host)) + node_header_tail(first) + "\n";
+            out += "+ " + node_word(first) + style.bold(terminal_safe(first.host)) +
+                   terminal_safe(node_header_tail(a, first)) + "\n";
             for (const std::string& l : render_node_body(a, first, o, style)) out += l + "\n";
             continue;
         }
@@ -215,9 +244,9 @@ std::string render_text_report(const ReportData& data, const TextReportOptions& 
         for (std::size_t n : group.nodes)
             for (std::size_t p : a.nodes[n].processes)
                 if (a.processes[p].rank >= 0) ranks.push_back(a.processes[p].rank);
-        out += "+ Nodes " + style.bold(terminal_safe(group.hosts)) + " (" + std::to_string(group.nodes.size()) +
-               " nodes" + (ranks.empty() ? "" : ", ranks " + compact_numbers(ranks)) + ")" + node_header_tail(first) +
-               "\n";
+        out += std::string(first.launch_host ? "+ Hosts " : "+ Nodes ") + style.bold(terminal_safe(group.hosts)) + " (" + std::to_string(group.nodes.size()) +
+               " nodes" + (ranks.empty() ? "" : ", ranks " + compact_numbers(ranks)) + ")" +
+               terminal_safe(node_header_tail(a, first)) + "\n";
         const std::vector<std::string> body = render_node_body(a, first, o, style, false);
         if (!body.empty()) out += indent + "On " + terminal_safe(first.host) + ", the first of them:\n";
         for (const std::string& l : body) out += l + "\n";
@@ -230,12 +259,15 @@ std::string render_text_report(const ReportData& data, const TextReportOptions& 
         }
     }
 
-    // Findings about no node in particular.
+    // Findings about no node in particular, and about nodes that left no log
+    // (an allocated node left unused: its message names it).
+    auto recorded_node = [&](const std::string& host) {
+        return std::any_of(a.nodes.begin(), a.nodes.end(), [&](const NodeSummary& n) { return n.host == host; });
+    };
     for (const Finding& f : a.findings) {
-        if (!f.node.empty()) continue;
+        if (f.node.empty() ? f.severity == Severity::Error : recorded_node(f.node)) continue;
         if (f.severity == Severity::Info && !o.show_info) continue;
-        out += style.tag(f.severity) + " " + terminal_safe(f.message) + "\n";
-        if (!f.suggestion.empty()) out += "   suggestion: " + terminal_safe(f.suggestion) + "\n";
+        render_run_wide(f);
     }
 
     const std::vector<LoadNote>& notes = *data.notes;

@@ -35,4 +35,28 @@ inline constexpr const char* kJobIdVariables[] = {
     "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE", "FLUX_JOB_ID", "PBS_JOBID", "LSB_JOBID",
 };
 
+// How many ranks the job has, as the launcher tells each of them, the most
+// specific first. Slurm's counts (the step's tasks, or the allocation's)
+// say so only for tasks srun started: in a process that mpirun started
+// inside an allocation they count the allocation's tasks.
+inline constexpr const char* kJobSizeVariables[] = {
+    "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "FLUX_JOB_SIZE",
+};
+inline constexpr const char* kSlurmTaskCountVariables[] = {
+    "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS", "SLURM_NPROCS",
+};
+
+// Slurm's nodes, in its compact host-list form ("n[001-004,7]"): the job
+// step's (every node of it runs at least one task) and the allocation's
+// (SLURM_NODELIST is the older name of SLURM_JOB_NODELIST); and their counts.
+inline constexpr const char* kSlurmStepNodeListVariable = "SLURM_STEP_NODELIST";
+inline constexpr const char* kSlurmJobNodeListVariables[] = {"SLURM_JOB_NODELIST", "SLURM_NODELIST"};
+inline constexpr const char* kSlurmNodeCountVariables[] = {
+    "SLURM_STEP_NUM_NODES", "SLURM_JOB_NUM_NODES", "SLURM_NNODES",
+};
+
+// The longest value of these the recorder keeps: a node list of thousands of
+// scattered nodes is left out rather than crowd the process_start line.
+inline constexpr unsigned kMaxIdentityValueBytes = 8192;
+
 }  // namespace stacksage::formats

@@ -20,13 +20,15 @@ TEST(FindingCode, EveryCodeRoundTripsThroughItsIdentifier) {
         ASSERT_TRUE(back.has_value()) << text;
         EXPECT_EQ(*back, code) << text;
     }
-    EXPECT_EQ(seen.size(), 14u);
+    EXPECT_EQ(seen.size(), 16u);
 }
 
 TEST(FindingCode, IdentifiersAreTheStableStrings) {
     EXPECT_EQ(to_string(FindingCode::OverloadedResources), "overloaded-resources");
     EXPECT_EQ(to_string(FindingCode::SmtUnusedHardwareThreads), "smt-unused-hardware-threads");
     EXPECT_EQ(to_string(FindingCode::ThreadMigrations), "thread-migrations");
+    EXPECT_EQ(to_string(FindingCode::IncompleteRecording), "incomplete-recording");
+    EXPECT_EQ(to_string(FindingCode::AllocatedNodeUnused), "allocated-node-unused");
 }
 
 TEST(FindingCode, OtherTextIsNoCode) {

@@ -264,6 +264,13 @@ TEST(Environment, AllowlistKeepsBindingVariablesOnly) {
     // ids were missing from the recorder's own copy).
     for (const char* n : stacksage::formats::kRankVariables) EXPECT_TRUE(identity(n)) << n;
     for (const char* n : stacksage::formats::kJobIdVariables) EXPECT_TRUE(identity(n)) << n;
+    // The job's size and nodes, which the analyzer checks the recorded ranks
+    // and hosts against (incomplete-recording).
+    for (const char* n : stacksage::formats::kJobSizeVariables) EXPECT_TRUE(identity(n)) << n;
+    for (const char* n : stacksage::formats::kSlurmTaskCountVariables) EXPECT_TRUE(identity(n)) << n;
+    for (const char* n : stacksage::formats::kSlurmJobNodeListVariables) EXPECT_TRUE(identity(n)) << n;
+    for (const char* n : stacksage::formats::kSlurmNodeCountVariables) EXPECT_TRUE(identity(n)) << n;
+    EXPECT_TRUE(identity("SLURM_STEP_NODELIST"));
     EXPECT_FALSE(identity("SLURM_JOB_NAME"));
     EXPECT_FALSE(identity("PMIX_SERVER_URI2"));
 }

@@ -45,7 +45,9 @@ Rendered analyse(const TempDir& dir) {
 // Four 4-core nodes, one single-thread rank bound to each core.
 void write_well_placed_cluster(const TempDir& dir, int nodes) {
     SyntheticRun run(dir.path());
-    run.write_run_json(R"(["mpirun","-np","16","--bind-to","core","./app"])");
+    // As many ranks as the nodes hold: a command that asks for more is an
+    // incomplete recording (tests/pipeline/test_completeness.cpp).
+    run.write_run_json(fmt::format(R"(["mpirun","-np","{}","--bind-to","core","./app"])", 4 * nodes));
     for (int n = 0; n < nodes; ++n) {
         const std::string host = fmt::format("n{:02d}", n + 1);
         run.add_host(host, "pack:1 core:4 pu:1");
@@ -225,6 +227,15 @@ TEST(Cli, ReportAndCheckExitCodes) {
     EXPECT_EQ(r.exit_code, 1) << r.output;
     EXPECT_NE(r.output.find("warning: n01: Cores [1-3] may stay idle"), std::string::npos) << r.output;
     EXPECT_EQ(cli("check " + bad.str() + " --fail-on error").exit_code, 0);
+    // mpirun -np 16, 8 ranks recorded: an incomplete recording is an error.
+    TempDir incomplete;
+    write_well_placed_cluster(incomplete, 2);
+    SyntheticRun(incomplete.path()).write_run_json(R"(["mpirun","-np","16","--bind-to","core","./app"])");
+    r = cli("check " + incomplete.str() + " --fail-on error");
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find("error: run: The recording is incomplete: 8 of 16 ranks (ranks 8-15) left no log"),
+              std::string::npos)
+        << r.output;
     r = cli("check " + bad.str() + "/missing --fail-on warning");
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_NE(r.output.find("no such directory"), std::string::npos) << r.output;

@@ -101,6 +101,8 @@ struct SyntheticProcess {
     std::int64_t main_run_delay_ns = -1; // the main thread's wait for a CPU; -1: not written
     bool write_end = true;               // false: no process_end (SIGKILL)
     bool mpi = false;                    // mpi_init and mpi_finalize events
+    std::int64_t mpi_size = 2;           // MPI_COMM_WORLD's size in mpi_init
+    std::vector<std::string> cmdline;    // empty: the exe alone
     std::map<std::string, std::string> env;
     std::map<std::string, std::string> identity;
     std::vector<SyntheticThread> threads;
@@ -134,13 +136,16 @@ inline std::string event_log_text(const SyntheticProcess& p) {
         identity += (identity.size() > 1 ? "," : "") + json_string(k) + ":" + json_string(v);
     env += "}";
     identity += "}";
+    std::string cmdline;
+    for (const std::string& a : p.cmdline) cmdline += (cmdline.empty() ? "" : ",") + json_string(a);
+    if (cmdline.empty()) cmdline = json_string(p.exe);
     out += head("process_start", p.start_ns, p.pid) +
            fmt::format(",\"origin\":\"exec\",\"image\":0,\"ppid\":1,\"host\":{},\"rank\":{},\"launcher\":{},"
                        "\"exe\":{},\"cmdline\":[{}],\"realtime_ns\":1700000000000000000,\"monotonic_ns\":{},"
                        "\"cpuset\":{},\"cpu\":{},\"cgroup_cpuset\":{},\"online_cpus\":{},\"log\":\"x.jsonl\","
                        "\"env\":{},\"identity\":{},\"tracer\":{{\"version\":\"0.1.0\",\"schema\":1}}}}\n",
                        json_string(p.host), p.rank >= 0 ? std::to_string(p.rank) : "null",
-                       p.launcher.empty() ? "null" : json_string(p.launcher), json_string(p.exe), json_string(p.exe),
+                       p.launcher.empty() ? "null" : json_string(p.launcher), json_string(p.exe), cmdline,
                        p.start_ns, json_mask(p.cpuset), 0,
                        p.cgroup_cpuset.empty() ? "null" : json_string(p.cgroup_cpuset),
                        p.online_cpus.empty() ? "null" : json_string(p.online_cpus), env, identity);
@@ -157,8 +162,8 @@ inline std::string event_log_text(const SyntheticProcess& p) {
     }
     if (p.mpi)
         out += head("mpi_init", p.start_ns + 2'000'000, p.pid) +
-               fmt::format(",\"api\":\"MPI_Init\",\"rc\":0,\"rank\":{},\"size\":2,\"thread_level\":0,\"threads\":[]}}\n",
-                           p.rank >= 0 ? p.rank : 0);
+               fmt::format(",\"api\":\"MPI_Init\",\"rc\":0,\"rank\":{},\"size\":{},\"thread_level\":0,\"threads\":[]}}\n",
+                           p.rank >= 0 ? p.rank : 0, p.mpi_size);
     for (const SyntheticThread& t : p.threads)
         for (const auto& [when, mask] : t.affinity)
             out += head("affinity", when, t.tid) +
