@@ -112,23 +112,40 @@ struct DemandTrack {
     }
 };
 
-// The union of the over-demand episodes of the CPUs reported: total time,
-// first and last moment. Episodes under min_ns are left out of the window
-// (the instant a creator and its new threads overlap) unless nothing else
-// is left.
-void measure_over_demand(NodeLoad& load, const std::vector<DemandTrack>& cpus, std::int64_t min_ns) {
+// The union of the over-demand episodes of the CPUs reported: total time
+// (episodes of min_ns or more), and the window, first and last moment, and
+// the windows the page shades (episodes of window_ns or more: the creator
+// busy beside its new threads until its pthread_join, up to 20 ms on a
+// loaded machine, is no start of an over-subscription). Each falls back to
+// the shorter episodes when nothing else is left. \return the shortest
+// episode the window kept.
+std::int64_t measure_over_demand(NodeLoad& load, const std::vector<DemandTrack>& cpus, std::int64_t min_ns,
+                                 std::int64_t window_ns) {
     std::vector<TimeSpan> all;
     for (unsigned cpu : load.over_demanded)
         if (cpu < cpus.size()) all.insert(all.end(), cpus[cpu].episodes.begin(), cpus[cpu].episodes.end());
-    std::vector<TimeSpan> long_enough;
-    std::copy_if(all.begin(), all.end(), std::back_inserter(long_enough),
-                 [&](const TimeSpan& e) { return e.length_ns() >= min_ns; });
-    std::vector<TimeSpan>& kept = long_enough.empty() ? all : long_enough;
-    std::sort(kept.begin(), kept.end(), [](const TimeSpan& a, const TimeSpan& b) { return a.start_ns < b.start_ns; });
+    std::sort(all.begin(), all.end(), [](const TimeSpan& a, const TimeSpan& b) { return a.start_ns < b.start_ns; });
+    auto at_least = [&](std::int64_t ns) {
+        std::vector<TimeSpan> out;
+        std::copy_if(all.begin(), all.end(), std::back_inserter(out), [&](const TimeSpan& e) { return e.length_ns() >= ns; });
+        return out;
+    };
+    std::vector<TimeSpan> counted = at_least(min_ns);
+    const bool counted_all = counted.empty();
+    if (counted_all) counted = all;
     std::int64_t covered_to = INT64_MIN;
-    for (const TimeSpan& e : kept) {
+    for (const TimeSpan& e : counted) {
         const std::int64_t from = std::max(e.start_ns, covered_to);
         if (e.end_ns > from) load.over_demanded_ns = add_saturating(load.over_demanded_ns, subtract_saturating(e.end_ns, from));
+        covered_to = std::max(covered_to, e.end_ns);
+    }
+    std::int64_t shortest = std::max(window_ns, min_ns);
+    std::vector<TimeSpan> window = at_least(shortest);
+    if (window.empty()) {
+        window = counted;
+        shortest = counted_all ? 0 : min_ns;
+    }
+    for (const TimeSpan& e : window) {
         if (e.end_ns > e.start_ns) {
             auto& windows = load.series.over_windows;
             if (!windows.empty() && e.start_ns <= windows.back().end_ns)
@@ -136,10 +153,10 @@ void measure_over_demand(NodeLoad& load, const std::vector<DemandTrack>& cpus, s
             else
                 windows.push_back({e.start_ns, e.end_ns, -1});
         }
-        covered_to = std::max(covered_to, e.end_ns);
         if (load.first_over_demand_ns < 0) load.first_over_demand_ns = e.start_ns;
         load.last_over_demand_ns = std::max(load.last_over_demand_ns, e.end_ns);
     }
+    return shortest;
 }
 
 // Episodes of a CPU's over-demand of at least min_ns, in time order.
@@ -394,10 +411,12 @@ NodeLoad compute_node_load(const RunView& view, std::uint32_t node_index, const 
         if (core_track[c].over_ns >= threshold && core_track[c].over_ns > 0) load.core_over_demanded |= node.cores[c];
     for (const DemandTrack& d : cpu_track)
         load.peak_demand = std::max(load.peak_demand, static_cast<double>(d.tenths.sustained_peak(threshold)) / 10.0);
-    measure_over_demand(load, cpu_track, options.min_window_episode_ns);
+    const std::int64_t window_episode_ns =
+        measure_over_demand(load, cpu_track, options.min_window_episode_ns,
+                            std::max(threshold / 4, options.creator_stretch_ns));
 
-    // Who was busy on the over-demanded CPUs while they were, under which
-    // mask. Masks are few (threads of a team share one): the episodes of
+    // Who was busy on the over-demanded CPUs while they were (in the
+    // episodes the window kept), under which mask. Masks are few (threads of a team share one): the episodes of
     // each mask's over-demanded CPUs are merged once.
     if (!load.over_demanded.empty()) {
         std::map<std::vector<unsigned>, std::vector<TimeSpan>> episodes_of_mask;
@@ -407,7 +426,7 @@ NodeLoad compute_node_load(const RunView& view, std::uint32_t node_index, const 
                 std::vector<TimeSpan> all;
                 for (unsigned cpu : slot.cpus)
                     if (load.over_demanded.contains(cpu)) {
-                        std::vector<TimeSpan> mine = long_episodes(cpu_track[cpu], options.min_window_episode_ns);
+                        std::vector<TimeSpan> mine = long_episodes(cpu_track[cpu], window_episode_ns);
                         all.insert(all.end(), mine.begin(), mine.end());
                     }
                 it = episodes_of_mask.emplace(slot.cpus, merged(std::move(all))).first;
@@ -418,6 +437,12 @@ NodeLoad compute_node_load(const RunView& view, std::uint32_t node_index, const 
         }
         std::stable_sort(load.over_demand_shares.begin(), load.over_demand_shares.end(),
                          [](const OverDemandShare& a, const OverDemandShare& b) { return a.ns > b.ns; });
+        // A share as short as a creator's stretch beside its new threads
+        // names no competitor, unless every share is that short (a burst of
+        // short threads).
+        auto& shares = load.over_demand_shares;
+        if (!shares.empty() && shares.front().ns >= window_episode_ns)
+            std::erase_if(shares, [&](const OverDemandShare& x) { return x.ns < window_episode_ns; });
     }
 
     // The load series: per CPU the flows may use, or per group of cores.

@@ -43,9 +43,15 @@ struct NodeLoadOptions {
     // anything too brief to cost a run much, are not an over-subscription.
     std::int64_t min_overload_ns = 10'000'000;
     double min_overload_fraction = 0.05;  // of the node's run time (NodeLoad::run_start_ns/run_end_ns)
-    // Over-demand episodes shorter than this are left out of the window
-    // findings give ("from 1.20 s to 4.80 s").
+    // Over-demand episodes shorter than this are left out of the time
+    // findings give. Shorter than a quarter of the threshold or than
+    // creator_stretch_ns, they are left out of the window ("from 1.20 s to
+    // 4.80 s"), of the flows named and of the page's shading, unless nothing
+    // else is left: a creator busy beside its new threads until it joins
+    // them is no start of an over-subscription, and activity.hpp takes a
+    // stretch under 20 ms between two CPU readings as busy when the flow is.
     std::int64_t min_window_episode_ns = 1'000'000;
+    std::int64_t creator_stretch_ns = 20'000'000;
     // Bins of the load series (LoadSeries), and at most this many rows: on
     // larger nodes a row holds several cores.
     std::size_t series_bins = 240;
@@ -77,7 +83,7 @@ struct LoadSeries {
     std::size_t bins = 0;
     std::vector<Row> rows;
     std::vector<float> busy_flows;    // per bin: flows busy at once, on average
-    std::vector<TimeSpan> over_windows;  // over-demand of the CPUs found over-demanded, episodes >= 1 ms, merged
+    std::vector<TimeSpan> over_windows;  // over-demand of the CPUs found over-demanded, the episodes of the window, merged
 };
 
 struct NodeLoad {
@@ -105,7 +111,9 @@ struct NodeLoad {
     std::int64_t last_over_demand_ns = -1;
     std::int64_t threshold_ns = 0;   // the threshold that applied
     // Who was busy on the over-demanded CPUs while they were over-demanded
-    // (episodes of 1 ms or more), per flow and mask, longest first.
+    // (the episodes of the window), per flow and mask, longest first; shares
+    // shorter than the window's shortest episode are left out (a creator
+    // beside its new threads), unless all are that short.
     std::vector<OverDemandShare> over_demand_shares;
     // Flow-centric, over time: moments when more flows were busy than there
     // were CPUs in the masks they held then (the paper's Algorithm 1 at each

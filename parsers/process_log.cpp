@@ -234,7 +234,12 @@ private:
 
     // A mask that ev set, the next in log order.
     MaskChange change(const EventLogEvent& ev, Cpuset mask) {
-        return MaskChange{ev.t, std::move(mask), ev.kind, next_order_++};
+        MaskChange c;
+        c.t = ev.t;
+        c.cpuset = std::move(mask);
+        c.reason = ev.kind;
+        c.order = next_order_++;
+        return c;
     }
 
     void on_thread_start(const EventLogEvent& ev) {
