@@ -35,7 +35,11 @@ std::vector<Finding> check_flow_centric(const RunView& view, const std::vector<N
         // their masks held then, for the threshold in all. Flows are counted
         // where they overlap in time: a shell of a few milliseconds before
         // the ranks start competes with none of them.
-        if (load.crowded_ns >= load.threshold_ns && load.crowded_ns > 0 && load.crowded_peak_flows > 0) {
+        // A run shorter than the threshold (a process killed within
+        // milliseconds) holds nothing that long: it is judged on its peaks.
+        const bool crowded = load.crowded_ns >= load.threshold_ns && load.crowded_ns > 0;
+        const bool too_short_to_hold = load.run_ns() < load.threshold_ns;
+        if ((crowded || too_short_to_hold) && load.crowded_peak_flows > 0) {
             const std::size_t threads = load.crowded_peak_flows;
             const std::size_t processes = std::max<std::size_t>(1, load.crowded_peak_processes);
             const std::size_t cores = node.cores_count(load.crowded_cpus);

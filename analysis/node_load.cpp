@@ -395,16 +395,17 @@ NodeLoad compute_node_load(const RunView& view, std::uint32_t node_index, const 
             if (alive > covered) {
                 crowded_flows_at.saw(alive);
                 crowded_processes_at.saw(processes_alive);
+                if (e.start)
+                    for (unsigned cpu = 0; cpu < cpus; ++cpu)
+                        if (cpu_users[cpu] > 0) load.crowded_cpus.set(cpu);
             }
         }
     }
     load.peak_flows = flows_at.sustained_peak(threshold);
     for (std::size_t s = 0; s < process_of.size(); ++s)
         load.process_peak_flows[s].second = process_flows_at[s].sustained_peak(threshold);
-    if (load.crowded_ns > 0) {
-        load.crowded_peak_flows = crowded_flows_at.sustained_peak(threshold);
-        load.crowded_peak_processes = crowded_processes_at.sustained_peak(threshold);
-    }
+    load.crowded_peak_flows = crowded_flows_at.sustained_peak(threshold);
+    load.crowded_peak_processes = crowded_processes_at.sustained_peak(threshold);
     for (unsigned cpu = 0; cpu < cpus; ++cpu)
         if (cpu_track[cpu].over_ns >= threshold && cpu_track[cpu].over_ns > 0) load.over_demanded.set(cpu);
     for (std::uint32_t c = 0; c < node.cores.size(); ++c)

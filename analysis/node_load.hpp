@@ -118,8 +118,9 @@ struct NodeLoad {
     // Flow-centric, over time: moments when more flows were busy than there
     // were CPUs in the masks they held then (the paper's Algorithm 1 at each
     // moment). How long in all, the most flows busy then (held for the
-    // threshold in all), the most processes they came from, and the CPUs
-    // their masks covered then.
+    // threshold in all; where nothing was held that long, the most seen),
+    // the most processes they came from, and the CPUs their masks covered
+    // then.
     std::int64_t crowded_ns = 0;
     std::size_t crowded_peak_flows = 0;
     std::size_t crowded_peak_processes = 0;
