@@ -40,16 +40,17 @@ std::vector<Finding> check_flow_centric(const RunView& view, const std::vector<N
         const bool crowded = load.crowded_ns >= load.threshold_ns && load.crowded_ns > 0;
         const bool too_short_to_hold = load.run_ns() < load.threshold_ns;
         if ((crowded || too_short_to_hold) && load.crowded_peak_flows > 0) {
+            const Cpuset crowded_cpus = crowded ? load.crowded_cpus : load.crowded_cpus | load.crowded_instant_cpus;
             const std::size_t threads = load.crowded_peak_flows;
             const std::size_t processes = std::max<std::size_t>(1, load.crowded_peak_processes);
-            const std::size_t cores = node.cores_count(load.crowded_cpus);
-            const std::size_t cpus = load.crowded_cpus.count();
+            const std::size_t cores = node.cores_count(crowded_cpus);
+            const std::size_t cpus = crowded_cpus.count();
             if (threads > cpus) {
                 f.code = FindingCode::OverloadedReservation;
-                f.resources = load.crowded_cpus;
+                f.resources = crowded_cpus;
                 f.message = threads_of_processes(threads, processes) + " may run at once on the " +
                             std::to_string(cores) + (cores == 1 ? " core" : " cores") + " reserved for them (" +
-                            describe_cpus(node, load.crowded_cpus) + "): the reservation is overloaded";
+                            describe_cpus(node, crowded_cpus) + "): the reservation is overloaded";
                 const std::int64_t run = load.run_ns();
                 if (run > 0 && static_cast<double>(load.crowded_ns) < 0.995 * static_cast<double>(run))
                     f.message += " for " + seconds_text(load.crowded_ns) + " of the " + seconds_text(run) + " run";
@@ -61,7 +62,7 @@ std::vector<Finding> check_flow_centric(const RunView& view, const std::vector<N
                 std::vector<std::uint32_t> flows;
                 for (std::uint32_t i : load.active_flows)
                     for (const AffinityInterval& iv : view.flows[i].intervals)
-                        if (iv.cpuset.intersects(load.crowded_cpus)) {
+                        if (iv.cpuset.intersects(crowded_cpus)) {
                             flows.push_back(i);
                             break;
                         }

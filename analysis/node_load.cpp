@@ -395,9 +395,9 @@ NodeLoad compute_node_load(const RunView& view, std::uint32_t node_index, const 
             if (alive > covered) {
                 crowded_flows_at.saw(alive);
                 crowded_processes_at.saw(processes_alive);
-                if (e.start)
+                if (e.start && load.crowded_ns == 0)
                     for (unsigned cpu = 0; cpu < cpus; ++cpu)
-                        if (cpu_users[cpu] > 0) load.crowded_cpus.set(cpu);
+                        if (cpu_users[cpu] > 0) load.crowded_instant_cpus.set(cpu);
             }
         }
     }
@@ -454,13 +454,28 @@ NodeLoad compute_node_load(const RunView& view, std::uint32_t node_index, const 
         series.bins = bins;
         series.busy_flows.resize(bins);
         for (std::size_t b = 0; b < bins; ++b) series.busy_flows[b] = busy_bins.mean(b);
-        const std::vector<std::uint32_t> used = node.cores_touching(load.reserved);
+        // One row per CPU the flows may use; beyond series_max_rows, one per
+        // group of consecutive cores (their CPUs the flows may use).
         const std::size_t rows = std::max<std::size_t>(1, options.series_max_rows);
-        const std::size_t per_row = node.smt || used.size() > rows ? (used.size() + rows - 1) / rows : 1;
-        for (std::size_t first = 0; first < used.size(); first += per_row) {
+        std::vector<Cpuset> row_cpus;
+        if (load.reserved.count() <= rows) {
+            for (unsigned cpu : load.reserved) {
+                Cpuset one;
+                one.set(cpu);
+                row_cpus.push_back(one);
+            }
+        } else {
+            const std::vector<std::uint32_t> used = node.cores_touching(load.reserved);
+            const std::size_t per_row = (used.size() + rows - 1) / rows;
+            for (std::size_t first = 0; first < used.size(); first += per_row) {
+                Cpuset group;
+                for (std::size_t c = first; c < std::min(used.size(), first + per_row); ++c) group |= node.cores[used[c]];
+                row_cpus.push_back(group & load.reserved);
+            }
+        }
+        for (Cpuset& cpus_of_row : row_cpus) {
             LoadSeries::Row row;
-            for (std::size_t c = first; c < std::min(used.size(), first + per_row); ++c) row.cpus |= node.cores[used[c]];
-            if (per_row == 1 && !node.smt) row.cpus &= load.reserved;
+            row.cpus = std::move(cpus_of_row);
             row.demand.assign(bins, 0.0F);
             const auto width = static_cast<float>(std::max<std::size_t>(1, row.cpus.count()));
             for (unsigned cpu : row.cpus)

@@ -52,8 +52,8 @@ struct NodeLoadOptions {
     // stretch under 20 ms between two CPU readings as busy when the flow is.
     std::int64_t min_window_episode_ns = 1'000'000;
     std::int64_t creator_stretch_ns = 20'000'000;
-    // Bins of the load series (LoadSeries), and at most this many rows: on
-    // larger nodes a row holds several cores.
+    // Bins of the load series (LoadSeries), and at most this many rows:
+    // beyond, a row holds several cores.
     std::size_t series_bins = 240;
     std::size_t series_max_rows = 32;
 };
@@ -69,9 +69,10 @@ struct OverDemandShare {
 };
 
 // The load over time, for the page's timeline: the node's run cut into
-// equal bins, and per row (a CPU, or on large nodes a group of cores) the
-// threads that wanted each of its CPUs, averaged over each bin; the busy
-// flows likewise; and the windows in which some CPU was over-demanded.
+// equal bins, and per row (a CPU the flows may use, or where they may use
+// more than series_max_rows CPUs a group of consecutive cores) the threads
+// that wanted each of its CPUs, averaged over each bin; the busy flows
+// likewise; and the windows in which some CPU was over-demanded.
 struct LoadSeries {
     struct Row {
         Cpuset cpus;
@@ -125,6 +126,7 @@ struct NodeLoad {
     std::size_t crowded_peak_flows = 0;
     std::size_t crowded_peak_processes = 0;
     Cpuset crowded_cpus;
+    Cpuset crowded_instant_cpus;  // likewise at instants (the moments of runs shorter than the threshold)
     LoadSeries series;
 
     std::int64_t run_ns() const { return run_end_ns > run_start_ns ? subtract_saturating(run_end_ns, run_start_ns) : 0; }
