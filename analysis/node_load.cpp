@@ -302,20 +302,33 @@ NodeLoad compute_node_load(const RunView& view, std::uint32_t node_index, const 
             const FlowView& flow = view.flows[f];
             if (flow.service || flow.busy.empty()) continue;
             bool flow_counted = false;
+            // The CPUs reserved for the flow: those of the mask it was busy
+            // under longest, and of any other it was busy under for the
+            // threshold. A mask held for moments (the launcher's, before
+            // taskset or a runtime bound the thread) reserves nothing.
+            Cpuset longest_mask;
+            std::int64_t longest_ns = -1;
             for (MaskedBusy& m : busy_under_masks(flow)) {
                 const Cpuset placed = flow.intervals[m.interval].cpuset & node.available;
                 if (placed.empty()) continue;
                 const auto slot = static_cast<std::uint32_t>(slots.size());
+                std::int64_t busy_ns = 0;
                 for (const TimeSpan& b : m.pieces) {
                     flow_events.push_back({b.start_ns, true, slot});
                     flow_events.push_back({std::max(b.end_ns, b.start_ns), false, slot});
+                    busy_ns = add_saturating(busy_ns, b.length_ns());
                 }
+                if (busy_ns > longest_ns) {
+                    longest_ns = busy_ns;
+                    longest_mask = placed;
+                }
+                if (busy_ns >= threshold) load.reserved |= placed;
                 slots.push_back({std::vector<unsigned>(placed.begin(), placed.end()), node.cores_touching(placed),
                                  process_slot, f, m.interval, std::move(m.pieces)});
-                load.reserved |= placed;
                 flow_counted = true;
             }
             if (!flow_counted) continue;
+            load.reserved |= longest_mask;
             load.active_flows.push_back(f);
             has_busy = true;
         }

@@ -90,7 +90,10 @@ struct LoadSeries {
 struct NodeLoad {
     std::vector<std::uint32_t> active_flows;  // of application processes, with a placement and a busy interval
     std::size_t active_processes = 0;  // application processes with at least one active flow
-    Cpuset reserved;         // union of the masks active flows held while busy (only available CPUs)
+    // The CPUs reserved for the active flows (only available CPUs): for each,
+    // the mask it was busy under longest, and any other it was busy under
+    // for the threshold in all.
+    Cpuset reserved;
     Cpuset shared;           // CPUs flows of two or more processes may use at one moment
     Cpuset over_demanded;    // CPUs whose demand was above 1 for at least the threshold
     Cpuset core_over_demanded;  // CPUs of cores whose summed demand was above 1 that long (SMT sharing)
