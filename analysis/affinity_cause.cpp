@@ -23,7 +23,11 @@ AffinityCauses affinity_causes(const RunView& view, const NodeLoad& load) {
         out.over_demand_busy_ns = add_saturating(out.over_demand_busy_ns, share.ns);
         const FlowView& flow = view.flows[share.flow];
         if (share.interval >= flow.intervals.size()) continue;
-        if (!flow.intervals[share.interval].set_by_affinity_call()) continue;
+        const AffinityInterval& iv = flow.intervals[share.interval];
+        if (!iv.set_by_affinity_call()) continue;
+        // Set before the program started: its launcher or parent bound it
+        // between fork and exec (binding_origin.hpp), no call of the program.
+        if (iv.start_ns < view.processes[flow.process].program_start_ns) continue;
         out.by_calls_ns = add_saturating(out.by_calls_ns, share.ns);
         out.calls.push_back({share.flow, share.interval, share.ns});
     }

@@ -8,6 +8,9 @@
 // made the call, the call, when, and the module it came from. When masks
 // set by affinity calls carried most of that busy time, the warning is
 // theirs to fix: its suggestion addresses the calls, not the job's layout.
+// Calls made before the program started (a launcher binding the process
+// between fork and exec, recorded in the image before the exec) are the
+// launcher's binding, which binding_origin.hpp tells.
 #pragma once
 
 #include <cstdint>

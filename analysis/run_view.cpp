@@ -261,6 +261,7 @@ RunView build_run_view(const Model& model, const ActivityOptions& activity) {
         p.start_ns = model.get_int(pid, keys::start_ns).value_or(0);
         p.end_ns = model.get_int(pid, keys::end_ns).value_or(p.start_ns);
         p.mpi = model.has(pid, k.mpi_init_ns);
+        p.program_start_ns = model.get(pid, k.program_start_ns).value_or(p.start_ns);
         model.for_each_attr(pid, [&](AttrKey key, const AttributeValue& v) {
             const std::string_view name = model.key_name(key);
             if (!std::holds_alternative<std::string>(v)) return;

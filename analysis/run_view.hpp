@@ -109,6 +109,7 @@ struct ProcessView {
     std::vector<std::uint32_t> flows;  // indices into RunView::flows, main thread first
     Cpuset placement;              // union of its active flows' placements
     std::optional<Cpuset> program_start_cpuset;  // the main thread's mask as the program started
+    std::int64_t program_start_ns = 0;  // when the program (the last exec'ed image) started; start_ns when unknown
     std::vector<std::pair<std::string_view, std::string_view>> env;  // binding variables
     std::vector<std::pair<std::string_view, std::string_view>> identity;
 

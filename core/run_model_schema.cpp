@@ -48,6 +48,7 @@ template <class Table, class Fn> void for_each_entry(Table& k, Fn&& fn) {
     fn(rk::cgroup_cpuset, k.cgroup_cpuset);
     fn(rk::program_start_cpuset, k.program_start_cpuset);
     fn(rk::online_cpus, k.online_cpus);
+    fn(rk::program_start_ns, k.program_start_ns);
     fn(rk::mpi_size, k.mpi_size);
     fn(rk::mpi_thread_level, k.mpi_thread_level);
     fn(rk::mpi_init_ns, k.mpi_init_ns);

@@ -80,6 +80,9 @@ inline constexpr Set cgroup_cpuset{"cgroup_cpuset"};
 // The main thread's mask as the program (the last exec'ed image) started:
 // what the launcher, taskset or the parent bound it to.
 inline constexpr Set program_start_cpuset{"program_start_cpuset"};
+// When the program (the last exec'ed image) started: masks set before were
+// set by its launcher or parent between fork and exec.
+inline constexpr Int program_start_ns{"program_start_ns"};
 inline constexpr Set online_cpus{"online_cpus"};
 inline constexpr Int mpi_size{"mpi_size"};
 inline constexpr Int mpi_thread_level{"mpi_thread_level"};
@@ -185,6 +188,7 @@ struct RunModelKeys {
         cpu_time_derived, cpu_time_at_exit;
     Key<Cpuset> cgroup_cpuset, program_start_cpuset, online_cpus;
     Key<std::int64_t> mpi_size, mpi_thread_level, mpi_init_ns, mpi_finalize_ns;
+    Key<std::int64_t> program_start_ns;
     // Flow components.
     Key<std::int64_t> seq, creator_tid;
     Key<std::string> creator_module, start_module;

@@ -536,6 +536,7 @@ private:
         if (last.cgroup_cpuset) m.set(p, k.cgroup_cpuset, *last.cgroup_cpuset);
         if (!last.threads.empty() && last.threads.front().is_main && !last.threads.front().masks.empty())
             m.set(p, k.program_start_cpuset, last.threads.front().masks.front().cpuset);
+        if (last.start_t >= 0) m.set(p, k.program_start_ns, last.start_t);
         if (last.online_cpus) m.set(p, k.online_cpus, *last.online_cpus);
         for (const auto& [name, value] : last.env)
             m.set_attr(p, m.key(std::string(run_keys::env_prefix) + name), std::string_view(value));
