@@ -1,5 +1,7 @@
 #include "analysis/flow_centric_check.hpp"
 
+#include <algorithm>
+
 #include "analysis/flow_refs.hpp"
 
 namespace stacksage {
@@ -10,43 +12,82 @@ std::vector<Finding> check_flow_centric(const RunView& view) {
     return check_flow_centric(view, loads);
 }
 
+namespace {
+
+std::string threads_of_processes(std::size_t threads, std::size_t processes) {
+    return std::to_string(threads) + (threads == 1 ? " thread" : " threads") + " of " + std::to_string(processes) +
+           (processes == 1 ? " process" : " processes");
+}
+
+}  // namespace
+
 std::vector<Finding> check_flow_centric(const RunView& view, const std::vector<NodeLoad>& loads) {
     std::vector<Finding> out;
     for (std::uint32_t n = 0; n < view.nodes.size(); ++n) {
         const NodeView& node = view.nodes[n];
         const NodeLoad& load = loads[n];
         if (load.active_flows.empty()) continue;
-        const std::size_t threads = load.peak_flows;
-        const std::size_t cores = node.cores_count(load.reserved);
-        const std::size_t cpus = load.reserved.count();
         Finding f;
         f.check = "flow-centric";
         f.node = std::string(node.host);
-        f.resources = load.reserved;
         f.severity = Severity::Warning;
-        f.figures = {{"threads", static_cast<std::int64_t>(threads)},
-                     {"processes", static_cast<std::int64_t>(load.peak_processes)},
-                     {"cores", static_cast<std::int64_t>(cores)},
-                     {"cpus", static_cast<std::int64_t>(cpus)}};
-        const std::string where = describe_cpus(node, load.reserved);
-        const std::string who = std::to_string(threads) + (threads == 1 ? " thread" : " threads") + " of " +
-                                std::to_string(load.peak_processes) +
-                                (load.peak_processes == 1 ? " process" : " processes");
-        if (threads > cpus) {
-            f.code = FindingCode::OverloadedReservation;
-            f.message = who + " may run at once on the " + std::to_string(cores) +
-                        (cores == 1 ? " core" : " cores") + " reserved for them (" + where +
-                        "): the reservation is overloaded";
-        } else if (threads < cores) {
-            f.code = FindingCode::UnderloadedReservation;
-            const std::size_t spare = cores - threads;
-            f.message = "Only " + who + " for the " + std::to_string(cores) + " cores reserved for them (" +
-                        where + "): " + std::to_string(spare) + (spare == 1 ? " core" : " cores") +
-                        " may stay idle (underloaded reservation)";
-            f.figures.push_back({"spare_cores", static_cast<std::int64_t>(spare)});
-        } else {
-            continue;
+        // Overloaded: at some moments more flows were busy than the CPUs
+        // their masks held then, for the threshold in all. Flows are counted
+        // where they overlap in time: a shell of a few milliseconds before
+        // the ranks start competes with none of them.
+        // A run shorter than the threshold (a process killed within
+        // milliseconds) holds nothing that long: it is judged on its peaks.
+        const bool crowded = load.crowded_ns >= load.threshold_ns && load.crowded_ns > 0;
+        const bool too_short_to_hold = load.run_ns() < load.threshold_ns;
+        if ((crowded || too_short_to_hold) && load.crowded_peak_flows > 0) {
+            const Cpuset crowded_cpus = crowded ? load.crowded_cpus : load.crowded_cpus | load.crowded_instant_cpus;
+            const std::size_t threads = load.crowded_peak_flows;
+            const std::size_t processes = std::max<std::size_t>(1, load.crowded_peak_processes);
+            const std::size_t cores = node.cores_count(crowded_cpus);
+            const std::size_t cpus = crowded_cpus.count();
+            if (threads > cpus) {
+                f.code = FindingCode::OverloadedReservation;
+                f.resources = crowded_cpus;
+                f.message = threads_of_processes(threads, processes) + " may run at once on the " +
+                            std::to_string(cores) + (cores == 1 ? " core" : " cores") + " reserved for them (" +
+                            describe_cpus(node, crowded_cpus) + "): the reservation is overloaded";
+                const std::int64_t run = load.run_ns();
+                if (run > 0 && static_cast<double>(load.crowded_ns) < 0.995 * static_cast<double>(run))
+                    f.message += " for " + seconds_text(load.crowded_ns) + " of the " + seconds_text(run) + " run";
+                f.figures = {{"threads", static_cast<std::int64_t>(threads)},
+                             {"processes", static_cast<std::int64_t>(processes)},
+                             {"cores", static_cast<std::int64_t>(cores)},
+                             {"cpus", static_cast<std::int64_t>(cpus)},
+                             {"crowded_ms", load.crowded_ns / 1'000'000}};
+                std::vector<std::uint32_t> flows;
+                for (std::uint32_t i : load.active_flows)
+                    for (const AffinityInterval& iv : view.flows[i].intervals)
+                        if (iv.cpuset.intersects(crowded_cpus)) {
+                            flows.push_back(i);
+                            break;
+                        }
+                attach_flows(f, view, flows);
+                out.push_back(std::move(f));
+                continue;
+            }
         }
+        // Underloaded: fewer flows computing at once than the cores reserved for them.
+        const std::size_t threads = load.peak_flows;
+        const std::size_t processes = load.peak_processes;
+        const std::size_t cores = node.cores_count(load.reserved);
+        const std::size_t cpus = load.reserved.count();
+        if (threads >= cores) continue;
+        f.code = FindingCode::UnderloadedReservation;
+        f.resources = load.reserved;
+        const std::size_t spare = cores - threads;
+        f.message = "Only " + threads_of_processes(threads, processes) + " for the " + std::to_string(cores) +
+                    " cores reserved for them (" + describe_cpus(node, load.reserved) + "): " +
+                    std::to_string(spare) + (spare == 1 ? " core" : " cores") + " may stay idle (underloaded reservation)";
+        f.figures = {{"threads", static_cast<std::int64_t>(threads)},
+                     {"processes", static_cast<std::int64_t>(processes)},
+                     {"cores", static_cast<std::int64_t>(cores)},
+                     {"cpus", static_cast<std::int64_t>(cpus)},
+                     {"spare_cores", static_cast<std::int64_t>(spare)}};
         attach_flows(f, view, load.active_flows);
         out.push_back(std::move(f));
     }

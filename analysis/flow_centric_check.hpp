@@ -1,10 +1,14 @@
 // Check 1, flow-centric (the runtime-stacking paper's Algorithm 1), per node,
-// at process granularity: the flows' sizes (each process counts its active
-// threads, at the busiest moment) against the size of the union of the CPUs
-// they may use.
-//  - more threads than hardware threads in the union: the reservation is
-//    overloaded ("overloaded-reservation", warning);
-//  - fewer threads than cores in the union: cores are reserved for nothing
+// at process granularity, taken over time: flows count only where they
+// overlap in time (node_load.hpp's sweep), each with the mask it held then.
+//  - at some moments more flows busy than hardware threads in the union of
+//    the masks they held then, for the threshold in all: the reservation is
+//    overloaded ("overloaded-reservation", warning), with the most flows
+//    busy at such moments and the processes they came from. A launch
+//    agent's shell and its `hostname`, alive for milliseconds before the
+//    ranks start, compete with nothing and count for nothing;
+//  - fewer threads computing at once than cores in the union of the masks
+//    held while busy: cores are reserved for nothing
 //    ("underloaded-reservation", warning).
 // Between the two (more threads than cores, not more than hardware threads)
 // is SMT's business (smt_check.hpp).

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <map>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -58,6 +60,30 @@ private:
     std::size_t highest_ = 0;
 };
 
+// A quantity integrated over time into equal bins (LoadSeries): each bin
+// ends up holding the quantity's mean over the bin.
+struct SeriesBins {
+    std::int64_t start = 0, bin_ns = 1;
+    std::vector<double> sum;  // value x ns
+
+    SeriesBins(std::int64_t s, std::int64_t width, std::size_t n) : start(s), bin_ns(std::max<std::int64_t>(1, width)), sum(n, 0.0) {}
+    void add(std::int64_t from, std::int64_t to, double value) {
+        if (value == 0 || sum.empty()) return;
+        const std::int64_t end = start + bin_ns * static_cast<std::int64_t>(sum.size());
+        from = std::max(from, start);
+        to = std::min(to, end);
+        while (from < to) {
+            const auto b = static_cast<std::size_t>((from - start) / bin_ns);
+            if (b >= sum.size()) break;
+            const std::int64_t bin_end = start + bin_ns * static_cast<std::int64_t>(b + 1);
+            const std::int64_t upto = std::min(to, bin_end);
+            sum[b] += value * static_cast<double>(upto - from);
+            from = upto;
+        }
+    }
+    float mean(std::size_t b) const { return static_cast<float>(sum[b] / static_cast<double>(bin_ns)); }
+};
+
 // One demand counter (a CPU or a core) over the sweep: how long it was over
 // 1 in all, its over-1 episodes, and the time it spent at each level (in
 // tenths of a thread) for the sustained peak.
@@ -70,10 +96,13 @@ struct DemandTrack {
 
     static std::size_t level_of(double d) { return d <= 0 ? 0 : static_cast<std::size_t>(std::lround(d * 10)); }
 
+    SeriesBins* bins = nullptr;  // where the demand over time is integrated; null: nowhere
+
     // Changes the demand by `delta` at time t.
     void change(std::int64_t t, double delta) {
         const bool was_over = demand > 1.0 + kEpsilon;
         tenths.add(level_of(demand), subtract_saturating(t, since));
+        if (bins) bins->add(since, t, demand);
         if (was_over) over_ns = add_saturating(over_ns, subtract_saturating(t, since));
         demand += delta;
         if (std::fabs(demand) < kEpsilon) demand = 0;
@@ -85,27 +114,86 @@ struct DemandTrack {
     }
 };
 
-// The union of the over-demand episodes of the CPUs reported: total time,
-// first and last moment. Episodes under min_ns are left out of the window
-// (the instant a creator and its new threads overlap) unless nothing else
-// is left.
-void measure_over_demand(NodeLoad& load, const std::vector<DemandTrack>& cpus, std::int64_t min_ns) {
+// The union of the over-demand episodes of the CPUs reported: total time
+// (episodes of min_ns or more), and the window, first and last moment, and
+// the windows the page shades (episodes of window_ns or more: the creator
+// busy beside its new threads until its pthread_join, up to 20 ms on a
+// loaded machine, is no start of an over-subscription). Each falls back to
+// the shorter episodes when nothing else is left. \return the shortest
+// episode the window kept.
+std::int64_t measure_over_demand(NodeLoad& load, const std::vector<DemandTrack>& cpus, std::int64_t min_ns,
+                                 std::int64_t window_ns) {
     std::vector<TimeSpan> all;
     for (unsigned cpu : load.over_demanded)
         if (cpu < cpus.size()) all.insert(all.end(), cpus[cpu].episodes.begin(), cpus[cpu].episodes.end());
-    std::vector<TimeSpan> long_enough;
-    std::copy_if(all.begin(), all.end(), std::back_inserter(long_enough),
-                 [&](const TimeSpan& e) { return e.length_ns() >= min_ns; });
-    std::vector<TimeSpan>& kept = long_enough.empty() ? all : long_enough;
-    std::sort(kept.begin(), kept.end(), [](const TimeSpan& a, const TimeSpan& b) { return a.start_ns < b.start_ns; });
+    std::sort(all.begin(), all.end(), [](const TimeSpan& a, const TimeSpan& b) { return a.start_ns < b.start_ns; });
+    auto at_least = [&](std::int64_t ns) {
+        std::vector<TimeSpan> out;
+        std::copy_if(all.begin(), all.end(), std::back_inserter(out), [&](const TimeSpan& e) { return e.length_ns() >= ns; });
+        return out;
+    };
+    std::vector<TimeSpan> counted = at_least(min_ns);
+    const bool counted_all = counted.empty();
+    if (counted_all) counted = all;
     std::int64_t covered_to = INT64_MIN;
-    for (const TimeSpan& e : kept) {
+    for (const TimeSpan& e : counted) {
         const std::int64_t from = std::max(e.start_ns, covered_to);
         if (e.end_ns > from) load.over_demanded_ns = add_saturating(load.over_demanded_ns, subtract_saturating(e.end_ns, from));
         covered_to = std::max(covered_to, e.end_ns);
+    }
+    std::int64_t shortest = std::max(window_ns, min_ns);
+    std::vector<TimeSpan> window = at_least(shortest);
+    if (window.empty()) {
+        window = counted;
+        shortest = counted_all ? 0 : min_ns;
+    }
+    for (const TimeSpan& e : window) {
+        if (e.end_ns > e.start_ns) {
+            auto& windows = load.series.over_windows;
+            if (!windows.empty() && e.start_ns <= windows.back().end_ns)
+                windows.back().end_ns = std::max(windows.back().end_ns, e.end_ns);
+            else
+                windows.push_back({e.start_ns, e.end_ns, -1});
+        }
         if (load.first_over_demand_ns < 0) load.first_over_demand_ns = e.start_ns;
         load.last_over_demand_ns = std::max(load.last_over_demand_ns, e.end_ns);
     }
+    return shortest;
+}
+
+// Episodes of a CPU's over-demand of at least min_ns, in time order.
+std::vector<TimeSpan> long_episodes(const DemandTrack& track, std::int64_t min_ns) {
+    std::vector<TimeSpan> out;
+    for (const TimeSpan& e : track.episodes)
+        if (e.length_ns() >= min_ns) out.push_back(e);
+    return out;
+}
+
+// Time spans of `a` and `b` (each in time order, not overlapping) overlap, in all.
+std::int64_t overlap_ns(const std::vector<TimeSpan>& a, const std::vector<TimeSpan>& b) {
+    std::int64_t total = 0;
+    std::size_t j = 0;
+    for (const TimeSpan& x : a) {
+        while (j < b.size() && b[j].end_ns <= x.start_ns) ++j;
+        for (std::size_t k = j; k < b.size() && b[k].start_ns < x.end_ns; ++k) {
+            const std::int64_t from = std::max(x.start_ns, b[k].start_ns), to = std::min(x.end_ns, b[k].end_ns);
+            if (to > from) total = add_saturating(total, subtract_saturating(to, from));
+        }
+    }
+    return total;
+}
+
+// Sorted, overlapping spans merged.
+std::vector<TimeSpan> merged(std::vector<TimeSpan> spans) {
+    std::sort(spans.begin(), spans.end(), [](const TimeSpan& a, const TimeSpan& b) { return a.start_ns < b.start_ns; });
+    std::vector<TimeSpan> out;
+    for (const TimeSpan& s : spans) {
+        if (!out.empty() && s.start_ns <= out.back().end_ns)
+            out.back().end_ns = std::max(out.back().end_ns, s.end_ns);
+        else
+            out.push_back(s);
+    }
+    return out;
 }
 
 std::string seconds(std::int64_t ns) {
@@ -115,6 +203,8 @@ std::string seconds(std::int64_t ns) {
 }
 
 }  // namespace
+
+std::string seconds_text(std::int64_t ns) { return seconds(ns); }
 
 Cpuset idle_cores(const NodeView& node, const Cpuset& reserved) {
     Cpuset idle;
@@ -188,6 +278,46 @@ std::string describe_over_demand_range(const std::vector<const NodeLoad*>& loads
            seconds_range(over.low, over.high) + " of " + seconds_range(run.low, run.high) + ", " + window + ")";
 }
 
+std::vector<std::uint32_t> NodeLoad::over_demand_flows() const {
+    std::vector<std::uint32_t> out;
+    for (const OverDemandShare& share : over_demand_shares)
+        if (std::find(out.begin(), out.end(), share.flow) == out.end()) out.push_back(share.flow);
+    return out;
+}
+
+namespace {
+
+// A flow's busy time cut at its mask changes: for each interval, the
+// pieces of busy time under it. Busy time before the first known mask is
+// taken under it, after the last under that one.
+struct MaskedBusy {
+    std::uint32_t interval = 0;
+    std::vector<TimeSpan> pieces;
+};
+
+std::vector<MaskedBusy> busy_under_masks(const FlowView& flow) {
+    std::vector<MaskedBusy> out;
+    const auto& ivs = flow.intervals;
+    for (std::uint32_t i = 0; i < ivs.size(); ++i) {
+        const std::int64_t from = i == 0 ? INT64_MIN : ivs[i].start_ns;
+        const std::int64_t to = i + 1 < ivs.size() ? ivs[i + 1].start_ns : INT64_MAX;
+        MaskedBusy m{i, {}};
+        for (const TimeSpan& b : flow.busy) {
+            if (b.end_ns <= b.start_ns) {
+                // A busy instant goes to the mask held then.
+                if (b.start_ns >= from && (b.start_ns < to || i + 1 == ivs.size())) m.pieces.push_back(b);
+                continue;
+            }
+            const std::int64_t s = std::max(b.start_ns, from), e = std::min(b.end_ns, to);
+            if (e > s) m.pieces.push_back({s, e, -1});
+        }
+        if (!m.pieces.empty()) out.push_back(std::move(m));
+    }
+    return out;
+}
+
+}  // namespace
+
 NodeLoad compute_node_load(const RunView& view, std::uint32_t node_index, const NodeLoadOptions& options) {
     const NodeView& node = view.nodes[node_index];
     NodeLoad load;
@@ -205,116 +335,270 @@ NodeLoad compute_node_load(const RunView& view, std::uint32_t node_index, const 
     const std::int64_t threshold = std::max(options.min_overload_ns, by_fraction);
     load.threshold_ns = threshold;
 
-    // Per process: the window its busy flows cover and the CPUs they may use.
-    struct ProcessSpan {
-        std::int64_t start = 0, end = 0;
-        Cpuset cpus;
-        bool any = false;
-    };
-    std::vector<ProcessSpan> spans;
-    std::vector<Event> flow_events;
-    // Each active flow's available CPUs and cores, computed once: the sweep
-    // visits every busy interval twice.
-    struct Placed {
+    // Each busy flow under each of its masks is a slot: its available CPUs
+    // and cores, computed once (the sweep visits every piece twice), its
+    // process (an index into process_of), and its busy pieces.
+    struct Slot {
         std::vector<unsigned> cpus;
         std::vector<std::uint32_t> cores;
-        std::uint32_t span = 0;  // its process, an index into spans
+        std::uint32_t process = 0;
+        std::uint32_t flow = 0;
+        std::uint32_t interval = 0;
+        std::vector<TimeSpan> pieces;
     };
-    std::vector<Placed> placed_of;
+    std::vector<Slot> slots;
+    std::vector<std::uint32_t> process_of;  // application processes with busy flows
+    std::vector<Event> flow_events;
     for (std::uint32_t p : node.processes) {
-        ProcessSpan span;
+        const auto process_slot = static_cast<std::uint32_t>(process_of.size());
+        bool has_busy = false;
         for (std::uint32_t f : view.processes[p].flows) {
             const FlowView& flow = view.flows[f];
             if (flow.service || flow.busy.empty()) continue;
-            const Cpuset placed = flow.placement & node.available;
-            if (placed.empty()) continue;
-            const auto slot = static_cast<std::uint32_t>(placed_of.size());
-            placed_of.push_back({std::vector<unsigned>(placed.begin(), placed.end()), node.cores_touching(placed),
-                                 static_cast<std::uint32_t>(spans.size())});
-            load.active_flows.push_back(f);
-            load.reserved |= placed;
-            for (const TimeSpan& b : flow.busy) {
-                flow_events.push_back({b.start_ns, true, slot});
-                flow_events.push_back({std::max(b.end_ns, b.start_ns), false, slot});
+            bool flow_counted = false;
+            // The CPUs reserved for the flow: those of the mask it was busy
+            // under longest, and of any other it was busy under for the
+            // threshold. A mask held for moments (the launcher's, before
+            // taskset or a runtime bound the thread) reserves nothing.
+            Cpuset longest_mask;
+            std::int64_t longest_ns = -1;
+            for (MaskedBusy& m : busy_under_masks(flow)) {
+                const Cpuset placed = flow.intervals[m.interval].cpuset & node.available;
+                if (placed.empty()) continue;
+                const auto slot = static_cast<std::uint32_t>(slots.size());
+                std::int64_t busy_ns = 0;
+                for (const TimeSpan& b : m.pieces) {
+                    flow_events.push_back({b.start_ns, true, slot});
+                    flow_events.push_back({std::max(b.end_ns, b.start_ns), false, slot});
+                    busy_ns = add_saturating(busy_ns, b.length_ns());
+                }
+                if (busy_ns > longest_ns) {
+                    longest_ns = busy_ns;
+                    longest_mask = placed;
+                }
+                if (busy_ns >= threshold) load.reserved |= placed;
+                slots.push_back({std::vector<unsigned>(placed.begin(), placed.end()), node.cores_touching(placed),
+                                 process_slot, f, m.interval, std::move(m.pieces)});
+                flow_counted = true;
             }
-            const std::int64_t first = flow.busy.front().start_ns, last = flow.busy.back().end_ns;
-            span.start = span.any ? std::min(span.start, first) : first;
-            span.end = span.any ? std::max(span.end, last) : last;
-            span.cpus |= placed;
-            span.any = true;
+            if (!flow_counted) continue;
+            // A flow busy for moments only (a shell that exec'ed, a main
+            // thread that waits in a join) reserves the mask it held longest
+            // in time, not the one it happened to compute under before exec.
+            if (longest_ns < threshold && !(flow.placement & node.available).empty())
+                longest_mask = flow.placement & node.available;
+            load.reserved |= longest_mask;
+            load.active_flows.push_back(f);
+            has_busy = true;
         }
-        if (span.any) {
-            spans.push_back(std::move(span));
+        if (has_busy) {
+            process_of.push_back(p);
             load.process_peak_flows.emplace_back(p, 0);
         }
     }
-    load.active_processes = spans.size();
+    load.active_processes = process_of.size();
+    load.process_busy_ns.assign(process_of.size(), 0);
 
-    // Thread granularity: fractional demand per CPU and per core. Events of
-    // one moment are applied together; time is counted between moments.
+    // The load series' bins over the node's run.
+    const std::size_t bins = load.run_ns() > 0 ? std::max<std::size_t>(1, options.series_bins) : 0;
+    const std::int64_t bin_ns =
+        bins ? std::max<std::int64_t>(1, (load.run_ns() + static_cast<std::int64_t>(bins) - 1) / static_cast<std::int64_t>(bins)) : 1;
+    std::vector<SeriesBins> cpu_bins;
+    if (bins) cpu_bins.assign(cpus, SeriesBins(load.run_start_ns, bin_ns, bins));
+    SeriesBins busy_bins(load.run_start_ns, bin_ns, bins);
+
+    // Thread granularity: fractional demand per CPU and per core, and how
+    // many distinct CPUs the busy flows' masks cover. Events of one moment
+    // are applied together; time is counted between moments.
     std::vector<DemandTrack> cpu_track(cpus), core_track(node.cores.size());
-    LevelTimes flows_at;
-    std::vector<LevelTimes> process_flows_at(spans.size());
-    std::vector<std::size_t> process_alive(spans.size(), 0);
-    std::vector<std::int64_t> process_since(spans.size(), 0);  // when its count last changed
+    if (bins)
+        for (unsigned cpu = 0; cpu < cpus; ++cpu) cpu_track[cpu].bins = &cpu_bins[cpu];
+    std::vector<std::uint32_t> cpu_users(cpus, 0);  // busy slots whose mask holds the CPU
+    std::size_t covered = 0;                          // CPUs with a user
+    LevelTimes flows_at, crowded_flows_at, crowded_processes_at;
+    std::vector<LevelTimes> process_flows_at(process_of.size());
+    std::vector<std::size_t> process_alive(process_of.size(), 0);
+    std::vector<std::int64_t> process_since(process_of.size(), 0);  // when its count last changed
+    std::size_t processes_alive = 0;
     sort_events(flow_events);
     std::size_t alive = 0;
     for (std::size_t i = 0; i < flow_events.size();) {
         const std::int64_t t = flow_events[i].t;
-        if (i > 0) flows_at.add(alive, subtract_saturating(t, flow_events[i - 1].t));
+        if (i > 0) {
+            const std::int64_t prev = flow_events[i - 1].t;
+            const std::int64_t dt = subtract_saturating(t, prev);
+            flows_at.add(alive, dt);
+            busy_bins.add(prev, t, static_cast<double>(alive));
+            if (alive > covered && dt > 0) {
+                load.crowded_ns = add_saturating(load.crowded_ns, dt);
+                crowded_flows_at.add(alive, dt);
+                crowded_processes_at.add(processes_alive, dt);
+                for (unsigned cpu = 0; cpu < cpus; ++cpu)
+                    if (cpu_users[cpu] > 0) load.crowded_cpus.set(cpu);
+            }
+        }
         for (; i < flow_events.size() && flow_events[i].t == t; ++i) {
             const Event& e = flow_events[i];
-            const Placed& placed = placed_of[e.who];
+            const Slot& slot = slots[e.who];
             const double sign = e.start ? 1.0 : -1.0;
-            const double share = sign / static_cast<double>(placed.cpus.size());
-            for (unsigned cpu : placed.cpus) cpu_track[cpu].change(t, share);
-            const double core_share = sign / static_cast<double>(placed.cores.size());
-            for (std::uint32_t c : placed.cores) core_track[c].change(t, core_share);
+            const double share = sign / static_cast<double>(slot.cpus.size());
+            for (unsigned cpu : slot.cpus) {
+                cpu_track[cpu].change(t, share);
+                if (e.start) {
+                    if (cpu_users[cpu]++ == 0) ++covered;
+                } else if (cpu_users[cpu] > 0 && --cpu_users[cpu] == 0) {
+                    --covered;
+                }
+            }
+            const double core_share = sign / static_cast<double>(slot.cores.size());
+            for (std::uint32_t c : slot.cores) core_track[c].change(t, core_share);
             alive = e.start ? alive + 1 : alive - 1;
             flows_at.saw(alive);
-            std::size_t& mine = process_alive[placed.span];
-            process_flows_at[placed.span].add(mine, subtract_saturating(t, process_since[placed.span]));
-            process_since[placed.span] = t;
+            std::size_t& mine = process_alive[slot.process];
+            const std::int64_t held = subtract_saturating(t, process_since[slot.process]);
+            process_flows_at[slot.process].add(mine, held);
+            if (mine > 0) load.process_busy_ns[slot.process] = add_saturating(load.process_busy_ns[slot.process], held);
+            process_since[slot.process] = t;
+            const std::size_t before = mine;
             mine = e.start ? mine + 1 : mine - 1;
-            process_flows_at[placed.span].saw(mine);
+            if (before == 0 && mine > 0) ++processes_alive;
+            if (before > 0 && mine == 0) --processes_alive;
+            process_flows_at[slot.process].saw(mine);
+            if (alive > covered) {
+                crowded_flows_at.saw(alive);
+                crowded_processes_at.saw(processes_alive);
+                if (e.start && load.crowded_ns == 0)
+                    for (unsigned cpu = 0; cpu < cpus; ++cpu)
+                        if (cpu_users[cpu] > 0) load.crowded_instant_cpus.set(cpu);
+            }
         }
     }
     load.peak_flows = flows_at.sustained_peak(threshold);
-    for (std::size_t s = 0; s < spans.size(); ++s)
+    for (std::size_t s = 0; s < process_of.size(); ++s)
         load.process_peak_flows[s].second = process_flows_at[s].sustained_peak(threshold);
+    load.crowded_peak_flows = crowded_flows_at.sustained_peak(threshold);
+    load.crowded_peak_processes = crowded_processes_at.sustained_peak(threshold);
     for (unsigned cpu = 0; cpu < cpus; ++cpu)
         if (cpu_track[cpu].over_ns >= threshold && cpu_track[cpu].over_ns > 0) load.over_demanded.set(cpu);
     for (std::uint32_t c = 0; c < node.cores.size(); ++c)
         if (core_track[c].over_ns >= threshold && core_track[c].over_ns > 0) load.core_over_demanded |= node.cores[c];
     for (const DemandTrack& d : cpu_track)
         load.peak_demand = std::max(load.peak_demand, static_cast<double>(d.tenths.sustained_peak(threshold)) / 10.0);
-    measure_over_demand(load, cpu_track, options.min_window_episode_ns);
+    const std::int64_t window_episode_ns =
+        measure_over_demand(load, cpu_track, options.min_window_episode_ns,
+                            std::max(threshold / 4, options.creator_stretch_ns));
 
-    // Process granularity: how many processes may use each CPU at one moment.
+    // Who was busy on the over-demanded CPUs while they were (in the
+    // episodes the window kept), under which mask. Masks are few (threads of a team share one): the episodes of
+    // each mask's over-demanded CPUs are merged once.
+    if (!load.over_demanded.empty()) {
+        std::map<std::vector<unsigned>, std::vector<TimeSpan>> episodes_of_mask;
+        for (const Slot& slot : slots) {
+            auto it = episodes_of_mask.find(slot.cpus);
+            if (it == episodes_of_mask.end()) {
+                std::vector<TimeSpan> all;
+                for (unsigned cpu : slot.cpus)
+                    if (load.over_demanded.contains(cpu)) {
+                        std::vector<TimeSpan> mine = long_episodes(cpu_track[cpu], window_episode_ns);
+                        all.insert(all.end(), mine.begin(), mine.end());
+                    }
+                it = episodes_of_mask.emplace(slot.cpus, merged(std::move(all))).first;
+            }
+            if (it->second.empty()) continue;
+            const std::int64_t ns = overlap_ns(slot.pieces, it->second);
+            if (ns > 0) load.over_demand_shares.push_back({slot.flow, slot.interval, ns});
+        }
+        std::stable_sort(load.over_demand_shares.begin(), load.over_demand_shares.end(),
+                         [](const OverDemandShare& a, const OverDemandShare& b) { return a.ns > b.ns; });
+        // A share as short as a creator's stretch beside its new threads
+        // names no competitor, unless every share is that short (a burst of
+        // short threads).
+        auto& shares = load.over_demand_shares;
+        if (!shares.empty() && shares.front().ns >= window_episode_ns)
+            std::erase_if(shares, [&](const OverDemandShare& x) { return x.ns < window_episode_ns; });
+    }
+
+    // The load series: per CPU the flows may use, or per group of cores.
+    if (bins) {
+        LoadSeries& series = load.series;
+        series.start_ns = load.run_start_ns;
+        series.bin_ns = bin_ns;
+        series.bins = bins;
+        series.busy_flows.resize(bins);
+        for (std::size_t b = 0; b < bins; ++b) series.busy_flows[b] = busy_bins.mean(b);
+        // One row per CPU the flows may use; beyond series_max_rows, one per
+        // group of consecutive cores (their CPUs the flows may use).
+        const std::size_t rows = std::max<std::size_t>(1, options.series_max_rows);
+        std::vector<Cpuset> row_cpus;
+        if (load.reserved.count() <= rows) {
+            for (unsigned cpu : load.reserved) {
+                Cpuset one;
+                one.set(cpu);
+                row_cpus.push_back(one);
+            }
+        } else {
+            const std::vector<std::uint32_t> used = node.cores_touching(load.reserved);
+            const std::size_t per_row = (used.size() + rows - 1) / rows;
+            for (std::size_t first = 0; first < used.size(); first += per_row) {
+                Cpuset group;
+                for (std::size_t c = first; c < std::min(used.size(), first + per_row); ++c) group |= node.cores[used[c]];
+                row_cpus.push_back(group & load.reserved);
+            }
+        }
+        for (Cpuset& cpus_of_row : row_cpus) {
+            LoadSeries::Row row;
+            row.cpus = std::move(cpus_of_row);
+            row.demand.assign(bins, 0.0F);
+            const auto width = static_cast<float>(std::max<std::size_t>(1, row.cpus.count()));
+            for (unsigned cpu : row.cpus)
+                for (std::size_t b = 0; b < bins; ++b) row.demand[b] += cpu_bins[cpu].mean(b) / width;
+            row.over_demanded = row.cpus.intersects(load.over_demanded);
+            series.rows.push_back(std::move(row));
+        }
+    }
+
+    // Process granularity: how many processes may use each CPU at one
+    // moment. A flow counts under each mask from its first to its last busy
+    // moment under it; a process is there while one of its flows is.
     std::vector<Event> process_events;
-    for (std::uint32_t i = 0; i < spans.size(); ++i) {
-        process_events.push_back({spans[i].start, true, i});
-        process_events.push_back({std::max(spans[i].end, spans[i].start), false, i});
+    for (std::uint32_t i = 0; i < slots.size(); ++i) {
+        const Slot& slot = slots[i];
+        process_events.push_back({slot.pieces.front().start_ns, true, i});
+        process_events.push_back({std::max(slot.pieces.back().end_ns, slot.pieces.front().start_ns), false, i});
     }
     sort_events(process_events);
+    // Per CPU, the slots of each process that may use it (processes with a user: users).
+    std::vector<std::unordered_map<std::uint32_t, std::uint32_t>> slots_of_process(cpus);
     std::vector<std::uint32_t> users(cpus, 0);
     std::vector<std::int64_t> shared_since(cpus, -1), shared_ns(cpus, 0);
+    std::vector<std::uint32_t> present(process_of.size(), 0);
     LevelTimes processes_at;
-    alive = 0;
+    processes_alive = 0;
     for (std::size_t i = 0; i < process_events.size();) {
         const std::int64_t t = process_events[i].t;
-        if (i > 0) processes_at.add(alive, subtract_saturating(t, process_events[i - 1].t));
+        if (i > 0) processes_at.add(processes_alive, subtract_saturating(t, process_events[i - 1].t));
         for (; i < process_events.size() && process_events[i].t == t; ++i) {
             const Event& e = process_events[i];
-            for (unsigned cpu : spans[e.who].cpus) {
+            const Slot& slot = slots[e.who];
+            for (unsigned cpu : slot.cpus) {
                 const bool was_shared = users[cpu] >= 2;
-                users[cpu] = e.start ? users[cpu] + 1 : users[cpu] - 1;
+                std::uint32_t& n = slots_of_process[cpu][slot.process];
+                if (e.start) {
+                    if (n++ == 0) ++users[cpu];
+                } else if (n > 0 && --n == 0) {
+                    --users[cpu];
+                }
                 const bool is_shared = users[cpu] >= 2;
                 if (!was_shared && is_shared) shared_since[cpu] = t;
                 if (was_shared && !is_shared) shared_ns[cpu] = add_saturating(shared_ns[cpu], subtract_saturating(t, shared_since[cpu]));
             }
-            alive = e.start ? alive + 1 : alive - 1;
-            processes_at.saw(alive);
+            std::uint32_t& here = present[slot.process];
+            if (e.start) {
+                if (here++ == 0) ++processes_alive;
+            } else if (here > 0 && --here == 0) {
+                --processes_alive;
+            }
+            processes_at.saw(processes_alive);
         }
     }
     for (unsigned cpu = 0; cpu < cpus; ++cpu)

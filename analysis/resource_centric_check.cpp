@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/affinity_cause.hpp"
 #include "analysis/flow_refs.hpp"
 
 namespace stacksage {
@@ -68,18 +69,24 @@ std::vector<Finding> check_resource_centric(const RunView& view, const std::vect
                         " had more threads to run than they could run at once (overloaded resources) for " +
                         describe_over_demand(load);
             if (!load.shared.empty()) f.message += " (spatially concurrent configuration)";
-            std::vector<std::uint32_t> flows;
+            // The masks affinity calls set, when they carried the over-demand.
+            const AffinityCauses causes = affinity_causes(view, load);
+            if (causes.caused_by_calls())
+                f.message += ", after affinity calls: " + describe_affinity_calls(view, load, causes);
+            // The flows busy there while the CPUs were over-demanded, under
+            // the masks they held then; else (no episode long enough to say)
+            // those whose placement holds them.
+            std::vector<std::uint32_t> flows = load.over_demand_flows();
+            if (flows.empty())
+                for (std::uint32_t i : load.active_flows)
+                    if (view.flows[i].placement.intersects(overloaded)) flows.push_back(i);
             std::set<std::uint32_t> processes;
-            for (std::uint32_t i : load.active_flows)
-                if (view.flows[i].placement.intersects(overloaded)) {
-                    flows.push_back(i);
-                    processes.insert(view.flows[i].process);
-                }
+            for (std::uint32_t i : flows) processes.insert(view.flows[i].process);
             const std::size_t cores = node.cores_count(overloaded);
             const double peak = std::round(load.peak_demand * 10.0) / 10.0;
             f.detail = std::to_string(flows.size()) + (flows.size() == 1 ? " thread" : " threads") + " of " +
                        std::to_string(processes.size()) + (processes.size() == 1 ? " process" : " processes") +
-                       " may use these " + std::to_string(cores) + (cores == 1 ? " core" : " cores");
+                       " competed for these " + std::to_string(cores) + (cores == 1 ? " core" : " cores");
             if (load.peak_demand > 1.0 + 1e-9) {
                 std::string p = std::to_string(peak);
                 p.erase(p.find('.') + 2);
@@ -101,6 +108,7 @@ std::vector<Finding> check_resource_centric(const RunView& view, const std::vect
                          {"over_demand_from_ms", subtract_saturating(load.first_over_demand_ns, load.run_start_ns) / 1'000'000},
                          {"over_demand_to_ms", subtract_saturating(load.last_over_demand_ns, load.run_start_ns) / 1'000'000},
                          {"starved_threads", starved},
+                         {"affinity_calls", static_cast<std::int64_t>(causes.caused_by_calls() ? causes.calls.size() : 0)},
                          {"processes", static_cast<std::int64_t>(processes.size())},
                          {"cores", static_cast<std::int64_t>(cores)},
                          {"cpus", static_cast<std::int64_t>(overloaded.count())},

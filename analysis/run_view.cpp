@@ -116,29 +116,44 @@ NodeView make_node(const Model& m, const RunModelKeys& k, ComponentId node) {
     return n;
 }
 
-void read_intervals(const Model& m, FlowView& f) {
+void read_intervals(const Model& m, const RunModelKeys& k, FlowView& f) {
     struct Piece {
         std::int64_t start, end;
         unsigned cpu;
+        DataPathId dp;
     };
     std::vector<Piece> pieces;
     for (DataPathId dp : m.datapaths(f.id, DataPathType::MayRunOn, Direction::Out)) {
         const std::int64_t os = m.os_index(m.target(dp));
         if (os < 0) continue;
         pieces.push_back({m.get_int(dp, keys::start_ns).value_or(f.start_ns),
-                          m.get_int(dp, keys::end_ns).value_or(f.end_ns), static_cast<unsigned>(os)});
+                          m.get_int(dp, keys::end_ns).value_or(f.end_ns), static_cast<unsigned>(os), dp});
     }
     std::sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) {
         return a.start != b.start ? a.start < b.start : a.end < b.end;
     });
+    // The paths of one interval (one per CPU) carry the same times and cause.
     for (const Piece& p : pieces) {
-        if (f.intervals.empty() || f.intervals.back().start_ns != p.start || f.intervals.back().end_ns != p.end)
-            f.intervals.push_back({p.start, p.end, {}});
+        if (f.intervals.empty() || f.intervals.back().start_ns != p.start || f.intervals.back().end_ns != p.end) {
+            AffinityInterval iv;
+            iv.start_ns = p.start;
+            iv.end_ns = p.end;
+            iv.set_by = string_attr(m, p.dp, k.set_by);
+            iv.api = string_attr(m, p.dp, k.set_by_api);
+            iv.caller_tid = m.get(p.dp, k.set_by_tid).value_or(-1);
+            iv.caller_module = string_attr(m, p.dp, k.set_by_module);
+            f.intervals.push_back(iv);
+        }
         f.intervals.back().cpuset.set(p.cpu);
     }
+    // A model from a file may hold overlapping intervals: a later one starts
+    // where the earlier ends (the later mask was set then).
+    for (std::size_t i = 1; i < f.intervals.size(); ++i)
+        if (f.intervals[i - 1].end_ns > f.intervals[i].start_ns)
+            f.intervals[i - 1].end_ns = std::max(f.intervals[i - 1].start_ns, f.intervals[i].start_ns);
     const AffinityInterval* longest = nullptr;
     for (const AffinityInterval& iv : f.intervals)
-        if (!longest || iv.end_ns - iv.start_ns >= longest->end_ns - longest->start_ns) longest = &iv;
+        if (!longest || iv.length_ns() >= longest->length_ns()) longest = &iv;
     if (longest) f.placement = longest->cpuset;
     for (DataPathId dp : m.datapaths(f.id, DataPathType::RanOn, Direction::Out))
         if (const std::int64_t os = m.os_index(m.target(dp)); os >= 0) f.ran_on.set(static_cast<unsigned>(os));
@@ -268,6 +283,7 @@ RunView build_run_view(const Model& model, const ActivityOptions& activity) {
         p.end_ns = model.get_int(pid, keys::end_ns).value_or(p.start_ns);
         p.mpi = model.has(pid, k.mpi_init_ns);
         p.mpi_size = model.get(pid, k.mpi_size).value_or(-1);
+        p.program_start_ns = model.get(pid, k.program_start_ns).value_or(p.start_ns);
         model.for_each_attr(pid, [&](AttrKey key, const AttributeValue& v) {
             const std::string_view name = model.key_name(key);
             if (!std::holds_alternative<std::string>(v)) return;
@@ -304,7 +320,7 @@ RunView build_run_view(const Model& model, const ActivityOptions& activity) {
                 f.runtime = view.runtime_id(classify_module(f.creator_module, p.exe));
                 if (f.creator_module != p.exe) runtime_by_module.emplace(f.creator_module, f.runtime);
             }
-            read_intervals(model, f);
+            read_intervals(model, k, f);
             read_waits(model, k, f);
             p.flows.push_back(static_cast<std::uint32_t>(view.flows.size()));
             view.flows.push_back(std::move(f));

@@ -5,9 +5,12 @@
 // Reading the model once keeps the checks simple and linear: each check is a
 // function of this view (and so of the model it was built from).
 //
-// A flow's placement is the mask it held for the longest time: runtimes often
-// start threads with the process's mask and bind them a moment later, and a
-// mask held for microseconds says nothing about where the flow computed.
+// A flow keeps every mask it held (FlowView::intervals, each with what set
+// it): the load of a node is judged at every moment with the mask each flow
+// held then (node_load.hpp). Its placement, for the summaries, is the mask it
+// held for the longest time: runtimes often start threads with the process's
+// mask and bind them a moment later, and a mask held for microseconds says
+// nothing about where the flow computed.
 #pragma once
 
 #include <cstdint>
@@ -23,10 +26,21 @@
 
 namespace stacksage {
 
+// A stretch of a flow's life with one mask, and what set that mask: the
+// event (thread_start, an affinity call, an MPI snapshot that found it
+// changed), and for an affinity call the thread that made it (a thread may
+// bind another), the call and the module it was made from.
 struct AffinityInterval {
     std::int64_t start_ns = 0;
     std::int64_t end_ns = 0;
     Cpuset cpuset;
+    std::string_view set_by;         // "thread_start", "affinity", "mpi_init", ...; "" when unknown
+    std::string_view api;            // affinity calls: "pthread_setaffinity_np", "sched_setaffinity", "syscall"
+    std::int64_t caller_tid = -1;    // affinity calls: the calling thread; -1: unknown
+    std::string_view caller_module;  // affinity calls: path of the calling module; "" when unknown
+
+    bool set_by_affinity_call() const { return set_by == "affinity"; }
+    std::int64_t length_ns() const { return end_ns <= start_ns ? 0 : subtract_saturating(end_ns, start_ns); }
 };
 
 // A stretch of a flow's life: a wait the recorder saw (pthread_join), or an
@@ -60,7 +74,7 @@ struct FlowView {
     std::int64_t involuntary_switches = -1;  // times it was preempted while it could run; -1: unknown
     std::int64_t run_delay_ns = -1;          // time it could run but waited for a CPU; -1 (or below): unknown
     std::int64_t run_slices = -1;            // times it was put on a CPU; -1: unknown
-    std::vector<AffinityInterval> intervals;  // in time order
+    std::vector<AffinityInterval> intervals;  // in time order, not overlapping
     Cpuset placement;              // the mask held longest (see above); empty when never known
     Cpuset ran_on;                 // CPUs it was seen running on
     std::vector<TimeSpan> waits;   // recorded waits (pthread_join), in time order, inside its life
@@ -98,6 +112,7 @@ struct ProcessView {
     std::vector<std::uint32_t> flows;  // indices into RunView::flows, main thread first
     Cpuset placement;              // union of its active flows' placements
     std::optional<Cpuset> program_start_cpuset;  // the main thread's mask as the program started
+    std::int64_t program_start_ns = 0;  // when the program (the last exec'ed image) started; start_ns when unknown
     std::vector<std::pair<std::string_view, std::string_view>> env;  // binding variables
     std::vector<std::pair<std::string_view, std::string_view>> identity;
 

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <map>
 
+#include "analysis/affinity_cause.hpp"
 #include "analysis/binding_origin.hpp"
 
 namespace stacksage {
@@ -30,7 +31,12 @@ NodeFacts facts_of(const RunView& view, const NodeLoad& load, const NodeView& no
     NodeFacts f;
     f.node = &node;
     f.cores = node.cores.size();
-    f.processes = load.process_peak_flows.size();
+    // Processes counted where they overlap in time: a launch agent's shell
+    // and its `hostname`, gone before the ranks started, are no rank that
+    // needs cores.
+    f.processes = load.process_peak_flows.empty()
+                      ? 0
+                      : std::clamp<std::size_t>(load.peak_processes, 1, load.process_peak_flows.size());
     f.over_demanded = !load.over_demanded.empty();
     f.narrowest = f.cores;
     for (const auto& [p, peak] : load.process_peak_flows) {
@@ -55,9 +61,18 @@ NodeFacts facts_of(const RunView& view, const NodeLoad& load, const NodeView& no
     // OMP_NUM_THREADS=1 creates no OpenMP thread, yet the program is an
     // OpenMP one: the variable is the knob to suggest.
     if (!f.omp_num_threads.empty()) f.openmp = true;
-    if (f.processes == 1) f.process_cpus = view.processes[load.process_peak_flows.front().first].placement;
+    // The one process: the one busy longest.
+    if (f.processes == 1) {
+        std::size_t longest = 0;
+        for (std::size_t i = 1; i < load.process_busy_ns.size(); ++i)
+            if (load.process_busy_ns[i] > load.process_busy_ns[longest]) longest = i;
+        f.process_cpus = view.processes[load.process_peak_flows[longest].first].placement;
+    }
     return f;
 }
+
+// "ranks", "processes": the plural of a unit.
+std::string many(const std::string& unit) { return unit == "process" ? "processes" : unit + "s"; }
 
 std::string plural(std::size_t n, std::string_view one, std::string_view many) {
     return std::to_string(n) + " " + std::string(n == 1 ? one : many);
@@ -182,7 +197,7 @@ std::string diagnosis(const NodeFacts& f, const LauncherInfo& l) {
     if (f.binding.source == BindingSource::Inherited && f.processes == 1)
         return "The process was restricted to " + describe_cpus(*f.node, f.process_cpus) +
                " (by taskset, numactl or its parent, not by a launcher)";
-    const std::string units = plural(f.processes, unit, unit + "s");
+    const std::string units = plural(f.processes, unit, many(unit));
     if (f.processes == 1)
         return "The " + unit + " had " + threads + " computing at once on the " + plural(f.cores, "core", "cores") +
                " of " + std::string(f.node->host);
@@ -217,23 +232,23 @@ std::string action(const NodeFacts& f, const LauncherInfo& l, const Plan& plan, 
     if (f.openmp && f.processes == 1)
         s = "Run " + plural(plan.threads, "OpenMP thread", "OpenMP threads") + " (" + was_omp(f) + ")";
     else if (f.openmp)
-        s = "Run " + plural(plan.per_node, units, units + "s") + " per node with " +
+        s = "Run " + plural(plan.per_node, units, many(units)) + " per node with " +
             plural(plan.threads, "OpenMP thread", "OpenMP threads") + " each (" + was_omp(f) + ")";
     else if (plan.per_node < f.processes)
-        s = "Run " + plural(plan.per_node, units, units + "s") + " per node";
+        s = "Run " + plural(plan.per_node, units, many(units)) + " per node";
     else
         s = "Create at most " + plural(plan.threads, "thread", "threads") + " per process that compute at once (" +
             std::to_string(f.busy_threads) + " did)";
     if (!cmd.empty()) s += ": " + cmd;
     if (plan.per_node < f.processes && l.kind != LauncherKind::None) {
         const std::size_t nodes = (f.processes + plan.per_node - 1) / plan.per_node;
-        s += ", on " + plural(nodes, "node", "nodes") + " for the " + std::to_string(f.processes) + " " + units + "s";
+        s += ", on " + plural(nodes, "node", "nodes") + " for the " + std::to_string(f.processes) + " " + many(units);
     }
     // The other way round: more processes with fewer threads, or fewer with more.
     if (f.openmp && plan.threads > 1 && plan.per_node < f.processes && f.cores > plan.per_node) {
         Plan single{std::min(f.cores, f.processes), 1, 1};
         Remedy other = remedy_of(single, f, l);
-        s += "; or " + plural(single.per_node, units, units + "s") + " per node with 1 thread each (" +
+        s += "; or " + plural(single.per_node, units, many(units)) + " per node with 1 thread each (" +
              command_of(other, l) + ")";
     } else if (plan.threads < f.busy_threads && f.busy_threads <= f.cores && l.kind != LauncherKind::None) {
         Plan fewer{f.cores / f.busy_threads, f.busy_threads, f.busy_threads};
@@ -254,6 +269,31 @@ std::string spin_note(const NodeFacts& f) {
            "work (it can make a run many times slower): where some over-subscription must stay, set "
            "OMP_WAIT_POLICY=passive (" +
            knob + ")";
+}
+
+// Over-demand that the program's own affinity calls made (affinity_cause.hpp):
+// the calls are what to change, not the job's layout.
+std::string suggest_affinity_calls(const RunView& view, const NodeLoad& load, const NodeView& node,
+                                   const AffinityCauses& causes) {
+    std::vector<std::uint32_t> threads;
+    Cpuset room;  // every CPU these threads were allowed at some time
+    for (const AffinityCause& c : causes.calls) {
+        if (std::find(threads.begin(), threads.end(), c.flow) == threads.end()) threads.push_back(c.flow);
+        for (const AffinityInterval& iv : view.flows[c.flow].intervals) room |= iv.cpuset;
+    }
+    room &= node.available;
+    std::string s = "The over-subscription followed affinity calls of the program itself (" +
+                    describe_affinity_calls(view, load, causes, 2) + ")";
+    const std::size_t k = threads.size();
+    if (k > 1 && room.count() >= k)
+        return s + ". Change those calls to bind each of the " + std::to_string(k) +
+               " threads to a CPU of its own (" + std::to_string(room.count()) + " CPUs, [" + room.to_list_string() +
+               "], were open to them), or do not bind them";
+    if (k > 1)
+        return s + ". Only " + plural(room.count(), "CPU was", "CPUs were") + " open to these " + std::to_string(k) +
+               " threads ([" + room.to_list_string() + "]): have fewer of them compute at once, or bind them to "
+               "CPUs of their own on a larger reservation";
+    return s + ". Change that call to bind the thread to a CPU no other busy thread uses, or do not bind it";
 }
 
 std::string suggest_overloaded(const NodeFacts& f, const LauncherInfo& l, Remedy& remedy) {
@@ -338,8 +378,13 @@ void add_suggestions(const RunView& view, const std::vector<NodeLoad>& loads, co
         if (it == node_index.end()) continue;
         const NodeFacts& facts_n = facts_for(it->second);
         if (facts_n.processes == 0) continue;
-        if (f.code == FindingCode::OverloadedResources || f.code == FindingCode::OverloadedReservation)
-            f.suggestion = suggest_overloaded(facts_n, launcher, f.remedy);
+        if (f.code == FindingCode::OverloadedResources || f.code == FindingCode::OverloadedReservation) {
+            const AffinityCauses causes = affinity_causes(view, loads[it->second]);
+            if (causes.caused_by_calls())
+                f.suggestion = suggest_affinity_calls(view, loads[it->second], view.nodes[it->second], causes);
+            else
+                f.suggestion = suggest_overloaded(facts_n, launcher, f.remedy);
+        }
         else if (f.code == FindingCode::IdleResources)
             f.suggestion = suggest_idle(facts_n, launcher, f, f.remedy);
         else if (f.code == FindingCode::UnderloadedReservation)

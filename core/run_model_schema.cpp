@@ -48,6 +48,7 @@ template <class Table, class Fn> void for_each_entry(Table& k, Fn&& fn) {
     fn(rk::cgroup_cpuset, k.cgroup_cpuset);
     fn(rk::program_start_cpuset, k.program_start_cpuset);
     fn(rk::online_cpus, k.online_cpus);
+    fn(rk::program_start_ns, k.program_start_ns);
     fn(rk::mpi_size, k.mpi_size);
     fn(rk::mpi_thread_level, k.mpi_thread_level);
     fn(rk::mpi_init_ns, k.mpi_init_ns);
@@ -60,6 +61,10 @@ template <class Table, class Fn> void for_each_entry(Table& k, Fn&& fn) {
     fn(rk::create_ns, k.create_ns);
     fn(rk::creator_cpu_ns, k.creator_cpu_ns);
     fn(rk::last_cpu, k.last_cpu);
+    fn(rk::set_by, k.set_by);
+    fn(rk::set_by_api, k.set_by_api);
+    fn(rk::set_by_tid, k.set_by_tid);
+    fn(rk::set_by_module, k.set_by_module);
     fn(rk::wait_cpu_ns, k.wait_cpu_ns);
     fn(rk::topology_source, k.topology_source);
     fn(rk::job_restricted, k.job_restricted);

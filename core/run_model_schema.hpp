@@ -15,7 +15,10 @@
 //             created), "discovered" (first seen in a snapshot)
 //
 //   Flow ─MayRunOn→ Thread (PU)   one path per PU per affinity interval,
-//                                 keys::start_ns / keys::end_ns
+//                                 keys::start_ns / keys::end_ns; set_by (the
+//                                 event that set the mask), and for masks an
+//                                 affinity call set: set_by_api, set_by_tid
+//                                 (the caller), set_by_module (its module)
 //   Flow ─RanOn→    Thread (PU)   where the flow was seen running, keys::count
 //   Flow ─WaitedFor→ Flow          a wait the recorder saw (pthread_join) for
 //                                 the target flow (the Process when the target
@@ -77,6 +80,9 @@ inline constexpr Set cgroup_cpuset{"cgroup_cpuset"};
 // The main thread's mask as the program (the last exec'ed image) started:
 // what the launcher, taskset or the parent bound it to.
 inline constexpr Set program_start_cpuset{"program_start_cpuset"};
+// When the program (the last exec'ed image) started: masks set before were
+// set by its launcher or parent between fork and exec.
+inline constexpr Int program_start_ns{"program_start_ns"};
 inline constexpr Set online_cpus{"online_cpus"};
 inline constexpr Int mpi_size{"mpi_size"};
 inline constexpr Int mpi_thread_level{"mpi_thread_level"};
@@ -97,6 +103,11 @@ inline constexpr Set attr_cpuset{"attr_cpuset"};          // mask from the pthre
 inline constexpr Int create_ns{"create_ns"};
 inline constexpr Int creator_cpu_ns{"creator_cpu_ns"};
 inline constexpr Int last_cpu{"last_cpu"};
+// MayRunOn DataPaths: what set the mask of their interval.
+inline constexpr Text set_by{"set_by"};                   // the event: "thread_start", "affinity", "mpi_init", ...
+inline constexpr Text set_by_api{"set_by_api"};           // affinity calls: "pthread_setaffinity_np", "sched_setaffinity", "syscall"
+inline constexpr Int set_by_tid{"set_by_tid"};            // affinity calls: the calling thread
+inline constexpr Text set_by_module{"set_by_module"};     // affinity calls: path of the calling module
 // WaitedFor DataPaths (a user DataPath type, interned by name).
 inline constexpr std::string_view waited_for = "WaitedFor";
 inline constexpr Int wait_cpu_ns{"wait_cpu_ns"};
@@ -181,11 +192,15 @@ struct RunModelKeys {
         cpu_time_derived, cpu_time_at_exit;
     Key<Cpuset> cgroup_cpuset, program_start_cpuset, online_cpus;
     Key<std::int64_t> mpi_size, mpi_thread_level, mpi_init_ns, mpi_finalize_ns;
+    Key<std::int64_t> program_start_ns;
     // Flow components.
     Key<std::int64_t> seq, creator_tid;
     Key<std::string> creator_module, start_module;
     Key<Cpuset> attr_cpuset;
     Key<std::int64_t> create_ns, creator_cpu_ns, last_cpu;
+    // MayRunOn DataPaths: what set their interval's mask.
+    Key<std::string> set_by, set_by_api, set_by_module;
+    Key<std::int64_t> set_by_tid;
     // WaitedFor DataPaths: their type (nullopt where the model has none) and CPU time.
     std::optional<DataPathType> waited_for;
     Key<std::int64_t> wait_cpu_ns;

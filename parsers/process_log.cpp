@@ -159,17 +159,8 @@ public:
             std::size_t keep = t.masks.empty() ? 0 : 1;
             while (keep < t.masks.size() && t.masks[keep].t <= t.end_t) ++keep;
             t.masks.resize(keep);
-            // Waits in time order, inside the thread's life, not overlapping.
-            std::stable_sort(t.waits.begin(), t.waits.end(),
-                             [](const WaitRecord& a, const WaitRecord& b) { return a.begin_t < b.begin_t; });
-            std::int64_t covered = t.start_t;
-            std::erase_if(t.waits, [&](WaitRecord& w) {
-                w.begin_t = std::max(w.begin_t, covered);
-                w.end_t = std::min(w.end_t, t.end_t);
-                if (w.end_t <= w.begin_t) return true;
-                covered = w.end_t;
-                return false;
-            });
+            // Waits stay as recorded: the run view orders them and clips them
+            // to the thread's life, once, for every model it reads.
         }
     }
 
@@ -243,7 +234,12 @@ private:
 
     // A mask that ev set, the next in log order.
     MaskChange change(const EventLogEvent& ev, Cpuset mask) {
-        return MaskChange{ev.t, std::move(mask), ev.kind, next_order_++};
+        MaskChange c;
+        c.t = ev.t;
+        c.cpuset = std::move(mask);
+        c.reason = ev.kind;
+        c.order = next_order_++;
+        return c;
     }
 
     void on_thread_start(const EventLogEvent& ev) {
@@ -393,7 +389,13 @@ private:
         if (!in_process) return;  // another process's placement: that process records its own mask
         auto mask = mask_field(doc, doc.root(), affinity::cpuset);
         if (!mask) return;
-        set_mask(thread_or_discover(*target, ev.t), ev, std::move(*mask));
+        ThreadRecord& t = thread_or_discover(*target, ev.t);
+        if (!t.masks.empty() && t.masks.back().cpuset == *mask) return;
+        MaskChange c = change(ev, std::move(*mask));
+        c.api = intern_module(doc.get_string(affinity::api));
+        c.caller_tid = ev.tid;
+        c.caller_module = intern_module(doc.get_string(affinity::caller_module));
+        t.masks.push_back(std::move(c));
     }
 
     // MPI's snapshots list every thread of the process with its mask: a mask

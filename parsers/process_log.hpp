@@ -43,6 +43,13 @@ struct MaskChange {
     // different threads are not in time order): a process model adds its
     // MayRunOn paths in this order.
     std::uint32_t order = 0;
+    // For an affinity event: the call ("pthread_setaffinity_np",
+    // "sched_setaffinity", "syscall"), the thread that made it and the
+    // module it was called from ("" when unknown; points into
+    // ProcessImage::module_pool). A thread may set another's mask.
+    std::string_view api;
+    std::int64_t caller_tid = -1;
+    std::string_view caller_module;
 };
 
 // A wait the recorder saw the thread make (docs/event-log.md, `join`): it
@@ -85,7 +92,9 @@ struct ThreadRecord {
     // recorder's back shows here), when the end recorded one; not in masks.
     std::optional<MaskChange> end_mask;
     bool ended_itself = false;      // its own thread_end was read: end_t is that event's time
-    std::vector<WaitRecord> waits;  // in the order recorded
+    // In the order recorded, as recorded: the run view (analysis/run_view.hpp)
+    // orders them and clips them to the thread's life.
+    std::vector<WaitRecord> waits;
     std::string pthread_handle;     // from thread_start (hex); "" for the main thread
     std::int64_t create_t = -1;       // when its creator called pthread_create; -1: unknown
     std::int64_t creator_cpu_ns = -1;  // the creator's CPU time then; -1: not read

@@ -409,6 +409,7 @@ private:
     struct Interval {
         std::int64_t start, end;
         const Cpuset* cpuset;
+        const MaskChange* change;  // what set it
     };
 
     void add_may_run_on(ComponentId flow, const std::vector<Interval>& intervals) {
@@ -431,8 +432,22 @@ private:
                 const DataPathId dp = m.add_datapath(flow, pu, DataPathType::MayRunOn);
                 m.set_attr(dp, keys::start_ns, iv.start);
                 m.set_attr(dp, keys::end_ns, iv.end);
+                set_cause(dp, *iv.change);
             }
         }
+    }
+
+    // What set an interval's mask: the event, and for an affinity call who
+    // made it, through which call and from which module.
+    void set_cause(DataPathId dp, const MaskChange& c) {
+        Model& m = run_.model;
+        const RunModelKeys& k = *keys_;
+        const std::string_view event = event_schema::event_name(c.reason);
+        if (!event.empty()) m.set(dp, k.set_by, event);
+        if (c.reason != event_schema::EventKind::affinity) return;
+        if (!c.api.empty()) m.set(dp, k.set_by_api, c.api);
+        if (c.caller_tid > 0) m.set(dp, k.set_by_tid, c.caller_tid);
+        if (!c.caller_module.empty()) m.set(dp, k.set_by_module, c.caller_module);
     }
 
     // Where the flow was seen running: its CPU at start and at end.
@@ -462,7 +477,7 @@ private:
             const std::int64_t e = i + 1 < masks.size() ? masks[i + 1].t : end;
             if (e < s) continue;
             if (e == s && !(i + 1 == masks.size() && out.empty())) continue;  // zero-length, unless the only one
-            out.push_back({s, std::max(s, e), &masks[i].cpuset});
+            out.push_back({s, std::max(s, e), &masks[i].cpuset, &masks[i]});
         }
         return out;
     }
@@ -532,6 +547,7 @@ private:
         if (last.cgroup_cpuset) m.set(p, k.cgroup_cpuset, *last.cgroup_cpuset);
         if (!last.threads.empty() && last.threads.front().is_main && !last.threads.front().masks.empty())
             m.set(p, k.program_start_cpuset, last.threads.front().masks.front().cpuset);
+        if (last.start_t >= 0) m.set(p, k.program_start_ns, last.start_t);
         if (last.online_cpus) m.set(p, k.online_cpus, *last.online_cpus);
         for (const auto& [name, value] : last.env)
             m.set_attr(p, m.key(std::string(run_keys::env_prefix) + name), std::string_view(value));

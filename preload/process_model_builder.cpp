@@ -171,6 +171,12 @@ private:
             const DataPathId p = model_.add_datapath(flows_[flow], target, DataPathType::MayRunOn);
             model_.set_attr(p, keys::start_ns, change.t);
             model_.set_attr(p, reason, event_schema::event_name(change.reason));
+            if (change.reason == event_schema::EventKind::affinity) {
+                if (!change.api.empty()) model_.set_attr(p, model_.key(run_keys::set_by_api), change.api);
+                if (change.caller_tid > 0) model_.set_attr(p, model_.key(run_keys::set_by_tid), change.caller_tid);
+                if (!change.caller_module.empty())
+                    model_.set_attr(p, model_.key(run_keys::set_by_module), change.caller_module);
+            }
             open.paths.push_back(p);
         }
     }

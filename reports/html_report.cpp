@@ -7,6 +7,7 @@
 
 #include "analysis/activity.hpp"
 #include "analysis/memory_heatmap.hpp"
+#include "analysis/node_load.hpp"
 #include "analysis/run_view.hpp"
 #include "core/run_model_schema.hpp"
 #include "reports/analysis_json.hpp"
@@ -245,6 +246,32 @@ json memory_json(const NodeMemoryHeatmap& h, const DrawnNode& drawn) {
     return {{"backends", h.backends}, {"access_samples", h.access_samples}, {"levels", std::move(levels)}};
 }
 
+// The node's load over time, as the analysis measured it (NodeLoad::series):
+// per row (a CPU or a group of cores) the threads that wanted each of its
+// CPUs, averaged per bin; the busy flows; the over-demanded windows.
+json load_json(const NodeLoad& load) {
+    const LoadSeries& s = load.series;
+    auto rounded = [](const std::vector<float>& v) {
+        std::vector<double> out(v.size());
+        for (std::size_t i = 0; i < v.size(); ++i) out[i] = std::round(static_cast<double>(v[i]) * 100) / 100;
+        return out;
+    };
+    json rows = json::array();
+    for (const LoadSeries::Row& r : s.rows)
+        rows.push_back({{"cpus", r.cpus.to_list_string()}, {"over_demanded", r.over_demanded}, {"demand", rounded(r.demand)}});
+    json windows = json::array();
+    for (const TimeSpan& w : s.over_windows) windows.push_back({w.start_ns, w.end_ns});
+    return {{"start_ns", s.start_ns},
+            {"bin_ns", s.bin_ns},
+            {"bins", s.bins},
+            {"rows", std::move(rows)},
+            {"busy_flows", rounded(s.busy_flows)},
+            {"over_windows", std::move(windows)},
+            {"over_demanded", load.over_demanded.to_list_string()},
+            {"over_demanded_ns", load.over_demanded_ns},
+            {"run_ns", load.run_ns()}};
+}
+
 json nodes_json(const AnalysisResult& a, const Model& model) {
     const RunView& view = a.view;
     json nodes = json::array();
@@ -252,6 +279,7 @@ json nodes_json(const AnalysisResult& a, const Model& model) {
     for (std::size_t n = 0; n < view.nodes.size(); ++n) {
         nodes.push_back(node_json(model, view.nodes[n], a.nodes[n], drawn[n]));
         add_pu_usage(nodes[n], a.pu_usage[n], a.nodes[n], drawn[n]);
+        if (n < a.loads.size()) nodes[n]["load"] = load_json(a.loads[n]);
     }
     for (const NodeMemoryHeatmap& h : a.memory)
         for (std::size_t n = 0; n < view.nodes.size(); ++n)

@@ -26,7 +26,7 @@ std::string html_page(const std::string& escaped_title, const std::string& data_
 <select id="level" aria-label="memory level"></select><span id="hl-status" class="muted"></span></div>
 <div id="legend"></div><div id="topo"></div></section>
 <section id="findings-section"><h2>Findings</h2><div class="controls"><span class="muted">The selected node's findings and the run's. Click one to highlight the PUs it concerns.</span><label><input id="all-findings" type="checkbox"> all nodes</label><span id="findings-status" class="muted"></span></div><div id="findings"></div></section>
-<section id="timeline-section"><h2>Timeline of the node's flows, per runtime</h2><div class="muted">Bars: lifetimes; black ticks: affinity changes. Hover for details. Times of one host only are comparable.</div><div id="timeline"></div></section>
+<section id="timeline-section"><h2>Timeline of the node's flows, per runtime</h2><div class="muted">Top: the load over time, threads wanting each CPU (green up to one, orange to red above), and the busy threads; red shading: when CPUs were over-demanded. Bars: lifetimes, idle service threads light; black ticks: affinity changes. Hover for details. Times of one host only are comparable.</div><div id="timeline"></div></section>
 <section id="tables-section"><h2>Processes and flows</h2>
 <div class="controls"><label>Filter <input id="flow-filter" type="search" placeholder="host, rank, pid, runtime, name..."></label><label><input id="all-nodes" type="checkbox"> all nodes</label></div>
 <h3 class="muted">Flows <span id="flows-status"></span></h3><div class="tablewrap"><table id="flows"></table></div>

@@ -241,8 +241,10 @@ function drawTimeline(){
   var box = $('timeline'); box.textContent = '';
   var flows = flowsOfNode[state.node] || [];
   if (!flows.length) { box.appendChild(el('div', 'muted', 'No flows on this node.')); return; }
+  var load = D.nodes[state.node].load;
   var lo = Infinity, hi = -Infinity;
   flows.forEach(function(f){ lo = Math.min(lo, f[FC.start_ns]); hi = Math.max(hi, f[FC.end_ns]); });
+  if (load && load.bins > 0) { lo = Math.min(lo, load.start_ns); hi = Math.max(hi, load.start_ns + load.bins * load.bin_ns); }
   if (!(hi > lo)) hi = lo + 1;
   var groups = {}, order = [];
   flows.forEach(function(f){ var r = f[FC.runtime]; if (!groups[r]) { groups[r] = []; order.push(r); } groups[r].push(f); });
@@ -250,6 +252,37 @@ function drawTimeline(){
   var s = svg('svg', {width: W, height: 10});
   var xs = function(t){ return L + (t - lo) / (hi - lo) * (W - L - R); };
   for (var k = 0; k <= 5; k++) { var t = lo + (hi - lo) * k / 5, x = xs(t); s.appendChild(svg('line', {x1: x, x2: x, y1: 14, y2: 100000, stroke: '#eee'})); var lab = svg('text', {x: x, y: 10, 'text-anchor': k === 0 ? 'start' : k === 5 ? 'end' : 'middle'}); lab.textContent = ((t - lo) / 1e9).toFixed(3) + ' s'; s.appendChild(lab); }
+  // The load over time (the analysis's series): one strip per CPU or group
+  // of cores, each bin coloured by the threads that wanted a CPU there
+  // (white none, green up to one, orange to red above); the busy flows;
+  // the over-demanded windows shaded across the whole timeline.
+  var shadeTop = y;
+  if (load && load.bins > 0 && load.rows.length) {
+    var head = svg('text', {x: 2, y: y + 9, 'font-weight': 'bold'}); head.textContent = 'Load: threads wanting a CPU'; s.appendChild(head);
+    y += 14;
+    var bx = function(b){ return xs(load.start_ns + b * load.bin_ns); };
+    var strip = 10;
+    load.rows.forEach(function(row){
+      var lab = svg('text', {x: 2, y: y + 8}); lab.textContent = (row.cpus.indexOf(',') < 0 && row.cpus.indexOf('-') < 0 ? 'cpu ' : 'cpus ') + row.cpus + (row.over_demanded ? ' (over-demanded)' : ''); s.appendChild(lab);
+      var g = svg('g', {'class': 'load-row', 'data-cpus': row.cpus});
+      row.demand.forEach(function(d, b){
+        if (!(d > 0.005)) return;
+        var x1 = bx(b), x2 = Math.max(x1 + 1, bx(b + 1));
+        var fill = d <= 1.0001 ? 'rgba(89,161,79,' + (0.25 + 0.6 * d).toFixed(2) + ')' : d < 1.5 ? '#f2a03d' : d < 2.5 ? '#e0533f' : '#a8201a';
+        var r = svg('rect', {x: x1, y: y, width: x2 - x1, height: strip - 1, fill: fill, 'class': 'load-bin', 'data-demand': String(d)});
+        var t = svg('title', {}); t.textContent = 'cpu(s) ' + row.cpus + ', ' + ((load.start_ns + b * load.bin_ns - lo) / 1e9).toFixed(3) + ' s: ' + d.toFixed(2) + ' thread(s) wanting each CPU';
+        r.appendChild(t); g.appendChild(r);
+      });
+      s.appendChild(g);
+      y += strip;
+    });
+    var peak = Math.max.apply(null, load.busy_flows.concat([1]));
+    var pts = load.busy_flows.map(function(v, b){ return (bx(b) + bx(b + 1)) / 2 + ',' + (y + 22 - 20 * v / peak); }).join(' ');
+    var busyLab = svg('text', {x: 2, y: y + 14}); busyLab.textContent = 'busy threads (max ' + peak.toFixed(1) + ')'; s.appendChild(busyLab);
+    s.appendChild(svg('polyline', {points: pts, fill: 'none', stroke: '#1f2d3d', 'stroke-width': 1, 'class': 'busy-series'}));
+    y += 30;
+  }
+  y += 6;
   order.forEach(function(r, gi){
     var name = svg('text', {x: 2, y: y + 9, 'font-weight': 'bold'}); name.textContent = D.runtimes[r].name + ' (' + groups[r].length + ')'; s.appendChild(name);
     var colour = RTCOL[gi % RTCOL.length];
@@ -257,7 +290,8 @@ function drawTimeline(){
       if (drawn >= MAXLANES) return;
       var p = D.processes[f[FC.process]];
       var x1 = xs(f[FC.start_ns]), x2 = Math.max(x1 + 1, xs(f[FC.end_ns]));
-      var bar = svg('rect', {x: x1, y: y, width: x2 - x1, height: lane - 2, fill: colour, 'data-tid': String(f[FC.tid])});
+      var service = f[FC.state] === 'service';
+      var bar = svg('rect', {x: x1, y: y, width: x2 - x1, height: lane - 2, fill: colour, 'data-tid': String(f[FC.tid]), 'class': service ? 'flow service' : 'flow', 'fill-opacity': service ? 0.25 : 1});
       var title = svg('title', {});
       title.textContent = (f[FC.name] || 'thread') + ' (tid ' + f[FC.tid] + ', pid ' + p.pid + (p.rank !== null ? ', rank ' + p.rank : '') + ')\n' +
         D.runtimes[r].name + ', ' + f[FC.state] + ', CPUs ' + (f[FC.cpuset] || '-') + '\nlifetime ' + fmtMs((f[FC.end_ns] - f[FC.start_ns]) / 1e6) + ', CPU time ' + (f[FC.cpu_us] >= 0 ? fmtMs(f[FC.cpu_us] / 1000) : '-');
@@ -271,6 +305,14 @@ function drawTimeline(){
     });
     y += 14;
   });
+  if (load && load.over_windows.length) {
+    load.over_windows.forEach(function(w){
+      var x1 = xs(w[0]), x2 = Math.max(x1 + 2, xs(w[1]));
+      var shade = svg('rect', {x: x1, y: shadeTop, width: x2 - x1, height: y - shadeTop, fill: 'rgba(224,83,63,0.13)', stroke: 'rgba(224,83,63,0.5)', 'class': 'over-window', 'pointer-events': 'none'});
+      s.insertBefore(shade, s.firstChild);
+      var t = svg('title', {}); t.textContent = 'over-demanded from ' + ((w[0] - lo) / 1e9).toFixed(3) + ' s to ' + ((w[1] - lo) / 1e9).toFixed(3) + ' s'; shade.appendChild(t);
+    });
+  }
   s.setAttribute('height', y + 4);
   box.appendChild(s);
   if (drawn < flows.length) box.appendChild(el('div', 'muted', 'showing ' + drawn + ' of ' + flows.length + ' flows'));

@@ -247,6 +247,22 @@ async function functionalTest(chromium) {
     const bars = await page.eval("document.querySelectorAll('#timeline rect[data-tid]').length");
     check(bars === 16, 'the timeline draws n01\'s 16 flows', bars);
     check(await page.eval("document.querySelectorAll('#timeline rect.affinity').length") === 1, 'and one affinity change');
+    // The load over time (the analysis's series): one strip per CPU the flows may use, PUs 40-43
+    // over-demanded (8 threads on 4 PUs: 2 wanting each), the window shaded, the busy threads drawn.
+    const rows = await page.eval("Array.from(document.querySelectorAll('#timeline g.load-row')).map(g => g.getAttribute('data-cpus'))");
+    check(rows.length === 13 && rows.includes('40') && rows.includes('8'), 'the load strips: one per CPU the flows may use (0-8, 40-43)', rows);
+    const overBins = await page.eval("Array.from(document.querySelectorAll('#timeline g.load-row[data-cpus=\"40\"] rect.load-bin')).map(r => +r.getAttribute('data-demand'))");
+    check(overBins.length > 100 && overBins.every(d => d > 1.9 && d < 2.1), 'PU 40\'s strip: 2 threads wanting it throughout', overBins.slice(0, 4));
+    const fineBins = await page.eval("Array.from(document.querySelectorAll('#timeline g.load-row[data-cpus=\"3\"] rect.load-bin')).map(r => +r.getAttribute('data-demand'))");
+    check(fineBins.length > 100 && fineBins.every(d => d <= 1), 'PU 3\'s strip: never more than one thread', fineBins.slice(0, 4));
+    check(await page.eval("getComputedStyle(document.querySelector('#timeline g.load-row[data-cpus=\"40\"] rect.load-bin')).fill") !== await page.eval("getComputedStyle(document.querySelector('#timeline g.load-row[data-cpus=\"3\"] rect.load-bin')).fill"),
+      'over-demanded bins are coloured apart from bins within capacity');
+    const shade = await page.eval("(() => { const w = document.querySelectorAll('#timeline rect.over-window'); if (w.length !== 1) return null; const r = w[0].getBBox(), svg = w[0].ownerSVGElement.getBBox(); return {x: r.x, width: r.width, height: r.height, svgWidth: svg.width, title: w[0].textContent}; })()");
+    check(shade !== null && shade.width > 0.8 * (shade.svgWidth - 180) && shade.height > 100 && /over-demanded from 0\.0\d\d s to (9\.9\d\d|10\.\d+) s/.test(shade.title),
+      'the over-demanded window is shaded over the whole run, across the strips and the flows', shade);
+    check(await page.eval("document.querySelectorAll('#timeline polyline.busy-series').length") === 1, 'the busy threads are drawn over time');
+    const lightBars = await page.eval("Array.from(document.querySelectorAll('#timeline rect.flow')).map(r => r.getAttribute('fill-opacity') + ':' + r.classList.contains('service'))");
+    check(lightBars.length === 16 && lightBars.every(b => b === '1:false'), 'active flows are drawn solid (this run has no service flow)', lightBars.slice(0, 3));
 
     // Screenshot of n01 with the finding highlighted and the memory heatmap.
     await page.eval("document.getElementById('all-nodes').click()");
@@ -265,6 +281,10 @@ async function functionalTest(chromium) {
     const pus2 = await page.eval("document.querySelectorAll('#topo .pu').length");
     check(pus2 === 16, 'clicking n02\'s cell draws its 16 PUs', pus2);
     check(await page.eval("document.getElementById('level').disabled"), 'n02 has no memory samples: no level to choose');
+    const n02Bars = await page.eval("Array.from(document.querySelectorAll('#timeline rect.flow')).map(r => (r.classList.contains('service') ? 'service:' : 'active:') + r.getAttribute('fill-opacity'))");
+    check(n02Bars.length === 8 && n02Bars.filter(b => b === 'service:0.25').length === 1 && n02Bars.filter(b => b === 'active:1').length === 7,
+      'n02\'s idle main thread (a service flow) is drawn light, its 7 workers solid', n02Bars);
+    check(await page.eval("document.querySelectorAll('#timeline rect.over-window').length") === 0, 'n02 was never over-demanded: nothing shaded');
     check(page.errors.length === 0, 'still no console error', page.errors);
     await overviewTest(browser, work, artifacts);
   } finally {

@@ -129,6 +129,33 @@ TEST(RunLoader, BuildsOneModelWithNodesProcessesFlowsAndPaths) {
     EXPECT_TRUE(m.check_consistency().empty());
 }
 
+// An affinity call's caller, call and module reach the view with the
+// interval of the mask it set, through the model's MayRunOn paths.
+TEST(RunLoader, AnAffinityCallIsKeptWithTheMaskItSet) {
+    TempDir dir;
+    SyntheticRun run(dir.path());
+    run.write_run_json();
+    run.add_host("n01", "pack:1 core:4 pu:1");
+    SyntheticProcess a = busy_process("n01", 100, 0, 2, "0-1");
+    a.threads[0].affinity = {{5'000'000'000, "1"}};
+    a.threads[0].affinity_caller_module = "/opt/app/lib/libbind.so";
+    run.add_process(a);
+    LoadedRun r = load(dir);
+    const RunView v = build_run_view(r.model);
+    ASSERT_EQ(v.flows.size(), 2u);
+    const FlowView& bound = v.flows[1];
+    ASSERT_EQ(bound.intervals.size(), 2u);
+    EXPECT_EQ(bound.intervals[0].set_by, "thread_start");
+    EXPECT_EQ(bound.intervals[0].cpuset.to_list_string(), "0-1");
+    EXPECT_TRUE(bound.intervals[1].set_by_affinity_call());
+    EXPECT_EQ(bound.intervals[1].start_ns, 5'000'000'000);
+    EXPECT_EQ(bound.intervals[1].cpuset.to_list_string(), "1");
+    EXPECT_EQ(bound.intervals[1].api, "sched_setaffinity");
+    EXPECT_EQ(bound.intervals[1].caller_tid, bound.tid);
+    EXPECT_EQ(bound.intervals[1].caller_module, "/opt/app/lib/libbind.so");
+    EXPECT_EQ(v.flows[0].intervals.front().set_by, "process_start");
+}
+
 // 32 joined worker threads spinning on 2 cores: each got 6 % of a CPU and
 // was preempted, never blocked; the main thread waited in pthread_join. The
 // workers are load (the cores are over-subscribed), the main thread is a

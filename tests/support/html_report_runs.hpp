@@ -42,7 +42,8 @@ inline std::string thread_name_event(std::int64_t pid, std::int64_t tid, std::in
 //     memory samples served by L1, L2, L3, local and remote DRAM.
 //   rank 1 (pid 2000), executable kInjectedExe: 8 threads on PUs 40-43
 //     (over-subscribed: a finding with resources 40-43).
-// n02: a small synthetic node with one well-placed rank.
+// n02: a small synthetic node with one well-placed rank whose main thread
+//   only waits (a service flow, drawn light in the timeline).
 inline void write_html_demo_run(const std::filesystem::path& dir) {
     SyntheticRun run(dir);
     run.write_run_json(R"(["mpirun","-np","3","--bind-to","core","./app"])");
@@ -87,7 +88,9 @@ inline void write_html_demo_run(const std::filesystem::path& dir) {
     r1.exe = kInjectedExe;
     run.add_process(r1);
 
-    run.add_process(busy_process("n02", 3000, 2, 8, "0-7"));
+    SyntheticProcess r2 = busy_process("n02", 3000, 2, 8, "0-7");
+    r2.main_cpu_time_us = 1000;  // its main thread only waits: a service flow
+    run.add_process(r2);
 }
 
 // A large run for the page's benchmark: `nodes` nodes of `pus` PUs (2

@@ -80,9 +80,15 @@ public:
         return p;
     }
 
+    // A mask held from start_ns to end_ns; set_by names what set it
+    // ("affinity": a call, with the call, its caller and module).
     struct Interval {
         std::int64_t start_ns, end_ns;
         Cpuset cpus;
+        std::string set_by{};
+        std::string api{};
+        std::int64_t caller_tid = -1;
+        std::string caller_module{};
     };
 
     struct FlowSpec {
@@ -131,6 +137,11 @@ public:
                 const DataPathId dp = model_.add_datapath(f, pu, DataPathType::MayRunOn);
                 model_.set_attr(dp, keys::start_ns, iv.start_ns);
                 model_.set_attr(dp, keys::end_ns, iv.end_ns);
+                if (!iv.set_by.empty()) model_.set_attr(dp, model_.key(run_keys::set_by), std::string_view(iv.set_by));
+                if (!iv.api.empty()) model_.set_attr(dp, model_.key(run_keys::set_by_api), std::string_view(iv.api));
+                if (iv.caller_tid > 0) model_.set_attr(dp, model_.key(run_keys::set_by_tid), iv.caller_tid);
+                if (!iv.caller_module.empty())
+                    model_.set_attr(dp, model_.key(run_keys::set_by_module), std::string_view(iv.caller_module));
             }
         return f;
     }

@@ -83,6 +83,7 @@ struct SyntheticThread {
     bool write_end = true;               // false: no thread_end (killed, or alive at the process's exit)
     bool usage_at_exit = false;          // with write_end false: its CPU time written at the process's exit
     std::vector<std::pair<std::int64_t, std::string>> affinity;  // (t, new mask) changes by the thread itself
+    std::string affinity_caller_module;  // the module its affinity calls came from; "" writes null
 };
 
 struct SyntheticProcess {
@@ -168,9 +169,10 @@ inline std::string event_log_text(const SyntheticProcess& p) {
         for (const auto& [when, mask] : t.affinity)
             out += head("affinity", when, t.tid) +
                    fmt::format(",\"api\":\"sched_setaffinity\",\"target_tid\":{},\"target_is_caller\":true,"
-                               "\"target_in_process\":true,\"caller_module\":null,\"callers\":[],\"old_cpuset\":null,"
+                               "\"target_in_process\":true,\"caller_module\":{},\"callers\":[],\"old_cpuset\":null,"
                                "\"requested_cpuset\":{},\"cpuset\":{},\"rc\":0}}\n",
-                               t.tid, json_mask(mask), json_mask(mask));
+                               t.tid, t.affinity_caller_module.empty() ? "null" : json_string(t.affinity_caller_module),
+                               json_mask(mask), json_mask(mask));
     for (const SyntheticThread& t : p.threads) {
         if (!t.write_end) continue;
         const std::int64_t start = t.start_ns >= 0 ? t.start_ns : p.start_ns + 1'000'000;

@@ -27,9 +27,14 @@ const std::string kCli = kBin + "/cli/stacksage";
 
 bool have(const std::string& path) { return stacksage::testing::is_executable(path); }
 
+// Shared memory only: Open MPI's PSM2 transport (libpsm2, libinfinipath),
+// where installed, binds the ranks to CPUs of its choice during MPI_Init
+// for some 0.2 s, which the analysis sees (placement judged at each moment)
+// and which is a third of these short runs; the remedies are about the
+// launcher's binding and the thread counts.
 std::string mpirun() {
     const std::string path = which("mpirun");
-    return path.empty() ? path : path + " --allow-run-as-root --oversubscribe";
+    return path.empty() ? path : path + " --allow-run-as-root --oversubscribe --mca pml ob1 --mca btl self,vader";
 }
 
 // A job as the remedy changes it: the environment, the launcher's process
