@@ -19,6 +19,8 @@
 
 namespace stacksage::preload {
 
+void write_process_end_at_fatal_signal(int signal);  // process_events.cpp
+
 namespace {
 
 constexpr int kMonitored[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGILL,  SIGTRAP, SIGABRT,
@@ -124,12 +126,16 @@ void handler(int sig, siginfo_t* info, void* context) {
     if (app.sa_handler == SIG_IGN) return;  // ignored in the meantime
     if (app.sa_handler == SIG_DFL) {
         record(sig, info, "default");
-        // The process is about to end: the log keeps only the bytes written
-        // (never waiting for a lock this thread may hold).
+        // The process is about to end: what its end would have said (the
+        // threads' CPU times, the process's usage) is written now, then the
+        // log keeps only the bytes written (never waiting for a lock this
+        // thread may hold).
         if (process().state.load(std::memory_order_acquire) ==
                 static_cast<int>(TracerState::Ready) &&
-            raw::getpid() == process().pid)
+            raw::getpid() == process().pid) {
+            write_process_end_at_fatal_signal(sig);
             process().log.finish(true);
+        }
         // Restore the default action and re-raise: the signal stays blocked
         // until we return, then the kernel delivers it and the process ends
         // the way it would have (core dump included).
