@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "analysis/cpu_quota_check.hpp"
 #include "analysis/flow_centric_check.hpp"
 #include "analysis/node_load.hpp"
 #include "analysis/resource_centric_check.hpp"
@@ -50,7 +51,7 @@ void combine_overloads(std::vector<Finding>& findings) {
 // order they were found in).
 int check_order(FindingCode code) {
     static constexpr FindingCode kOrder[] = {
-        FindingCode::OverloadedResources, FindingCode::OverloadedReservation, FindingCode::IdleResources,
+        FindingCode::CpuQuotaThrottled, FindingCode::OverloadedResources, FindingCode::OverloadedReservation, FindingCode::IdleResources,
         FindingCode::UnderloadedReservation, FindingCode::RuntimeContention, FindingCode::SharedResources,
         FindingCode::SmtSharedCores, FindingCode::SmtUnusedHardwareThreads, FindingCode::ServiceFlows,
         FindingCode::RuntimeStacking};
@@ -107,6 +108,7 @@ AnalysisResult analyze(RunView view) {
     };
     append(check_resource_centric(view, loads));
     append(check_flow_centric(view, loads));
+    append(check_cpu_quota(view, loads));
     append(check_smt(view, loads));
     append(check_temporal_stacking(view, loads));
     append(check_service_flows(view));

@@ -1,5 +1,8 @@
 #include "analysis/flow_centric_check.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include "analysis/flow_refs.hpp"
 
 namespace stacksage {
@@ -17,8 +20,12 @@ std::vector<Finding> check_flow_centric(const RunView& view, const std::vector<N
         const NodeLoad& load = loads[n];
         if (load.active_flows.empty()) continue;
         const std::size_t threads = load.peak_flows;
-        const std::size_t cores = node.cores_count(load.reserved);
+        std::size_t cores = node.cores_count(load.reserved);
         const std::size_t cpus = load.reserved.count();
+        // A cgroup quota below the CPUs reserved is what the threads can use
+        // at once (0.5 CPU: one thread already fills it).
+        const bool quota_limits = node.cpu_quota > 0 && node.cpu_quota < static_cast<double>(cpus);
+        const std::string quota = quota_limits ? describe_cpu_quota(node.cpu_quota) : std::string();
         Finding f;
         f.check = "flow-centric";
         f.node = std::string(node.host);
@@ -32,7 +39,16 @@ std::vector<Finding> check_flow_centric(const RunView& view, const std::vector<N
         const std::string who = std::to_string(threads) + (threads == 1 ? " thread" : " threads") + " of " +
                                 std::to_string(load.peak_processes) +
                                 (load.peak_processes == 1 ? " process" : " processes");
-        if (threads > cpus) {
+        if (quota_limits) {
+            f.figures.push_back({"quota_cpus_x100", static_cast<std::int64_t>(std::lround(node.cpu_quota * 100))});
+            // The cores the quota can keep busy: a partial CPU still needs a core to run on.
+            cores = std::min(cores, static_cast<std::size_t>(std::ceil(node.cpu_quota - 1e-9)));
+        }
+        if (quota_limits && static_cast<double>(threads) > node.cpu_quota + 1e-9) {
+            f.code = FindingCode::OverloadedReservation;
+            f.message = who + " may run at once under a CPU quota of " + quota + " (on " + where +
+                        "): the reservation is overloaded";
+        } else if (!quota_limits && threads > cpus) {
             f.code = FindingCode::OverloadedReservation;
             f.message = who + " may run at once on the " + std::to_string(cores) +
                         (cores == 1 ? " core" : " cores") + " reserved for them (" + where +

@@ -20,13 +20,14 @@ TEST(FindingCode, EveryCodeRoundTripsThroughItsIdentifier) {
         ASSERT_TRUE(back.has_value()) << text;
         EXPECT_EQ(*back, code) << text;
     }
-    EXPECT_EQ(seen.size(), 14u);
+    EXPECT_EQ(seen.size(), 15u);
 }
 
 TEST(FindingCode, IdentifiersAreTheStableStrings) {
     EXPECT_EQ(to_string(FindingCode::OverloadedResources), "overloaded-resources");
     EXPECT_EQ(to_string(FindingCode::SmtUnusedHardwareThreads), "smt-unused-hardware-threads");
     EXPECT_EQ(to_string(FindingCode::ThreadMigrations), "thread-migrations");
+    EXPECT_EQ(to_string(FindingCode::CpuQuotaThrottled), "cpu-quota-throttled");
 }
 
 TEST(FindingCode, OtherTextIsNoCode) {
