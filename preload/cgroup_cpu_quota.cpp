@@ -94,6 +94,7 @@ bool smallest_quota(const char* mount, const char* cgroup, const Layout& layout,
     }
     if (!found) return false;
     out.version = layout.version;
+    TextBuffer(out.mount, sizeof out.mount).add(mount);
     char stat[1024];
     if (read_file(mount, out.cgroup, "cpu.stat", stat, sizeof stat) > 0) parse_cpu_stat(stat, out);
     return true;
@@ -178,6 +179,22 @@ bool read_cgroup_cpu_quota_at(const char* fs_root, char* proc_cgroup, CgroupCpuQ
         return smallest_quota(mount, v2_path, kV2, out);
     }
     return false;
+}
+
+bool reread_cgroup_cpu_quota(CgroupCpuQuota& out) {
+    if (out.has_quota() && out.mount[0] != '\0' && (out.version == 1 || out.version == 2)) {
+        const Layout& layout = out.version == 1 ? kV1 : kV2;
+        std::int64_t quota = 0, period = 0;
+        if (level_quota(out.mount, out.cgroup, layout, quota, period)) {
+            out.quota_us = quota;
+            out.period_us = period;
+            out.periods = out.throttled = out.throttled_ns = -1;
+            char stat[1024];
+            if (read_file(out.mount, out.cgroup, "cpu.stat", stat, sizeof stat) > 0) parse_cpu_stat(stat, out);
+            return true;
+        }
+    }
+    return read_cgroup_cpu_quota(out);
 }
 
 bool read_cgroup_cpu_quota(CgroupCpuQuota& out) {

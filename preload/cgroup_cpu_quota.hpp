@@ -30,6 +30,7 @@ struct CgroupCpuQuota {
     std::int64_t throttled_ns = -1;  // throttled_time (v1) / throttled_usec x 1000 (v2)
     int version = 0;                 // 1 or 2: the hierarchy read; 0: none
     char cgroup[512] = {};           // the cgroup holding the quota ("/slurm/job_42"); "" when none
+    char mount[256] = {};            // where its hierarchy is mounted ("/sys/fs/cgroup/cpu")
 
     bool has_quota() const { return quota_us > 0 && period_us > 0; }
 };
@@ -43,6 +44,12 @@ bool read_cgroup_cpu_quota(CgroupCpuQuota& out);
 // hierarchy itself) and the text of a /proc/<pid>/cgroup: for tests on
 // fixture trees. `proc_cgroup` is modified (split into lines).
 bool read_cgroup_cpu_quota_at(const char* fs_root, char* proc_cgroup, CgroupCpuQuota& out);
+
+// Reads again the quota and counters of the cgroup `out` names (found by a
+// read_cgroup_cpu_quota before): 2 or 3 small files instead of the walk,
+// for the process's end. Falls back to the whole walk when that cgroup no
+// longer sets a quota.
+bool reread_cgroup_cpu_quota(CgroupCpuQuota& out);
 
 // Parses a cpu.stat text into out's counters (v1 throttled_time in ns, v2
 // throttled_usec); counters the text lacks stay -1.

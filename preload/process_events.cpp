@@ -66,12 +66,24 @@ void add_rusage(JsonLine& line, const struct rusage& ru) {
     line.field(end::majflt, static_cast<std::int64_t>(ru.ru_majflt));
 }
 
+// The quota found at the process's start (inherited by a fork child, which
+// stays in its parent's cgroup): its end re-reads only that cgroup's files.
+CgroupCpuQuota g_quota_at_start;
+
 // The cgroups' CPU quota and throttling counters (process_start and
 // process_end name them alike); nothing when no cgroup sets a quota.
-void add_cpu_quota(JsonLine& line, bool with_cgroup) {
+// \param at_start walk the cgroups (at the start); else re-read the cgroup
+//        the start found, or walk when it found none.
+void add_cpu_quota(JsonLine& line, bool at_start) {
     namespace start = event_schema::process_start;
-    CgroupCpuQuota quota;
-    if (!read_cgroup_cpu_quota(quota)) return;
+    // No quota at the start: none is looked for at the end (a quota set
+    // while the job runs is rare, and the walk would cost every process).
+    if (!at_start && !g_quota_at_start.has_quota()) return;
+    CgroupCpuQuota quota = g_quota_at_start;
+    const bool found = at_start ? read_cgroup_cpu_quota(quota) : reread_cgroup_cpu_quota(quota);
+    if (at_start) g_quota_at_start = quota;
+    if (!found) return;
+    const bool with_cgroup = at_start;
     line.field(start::cpu_quota_us, quota.quota_us);
     line.field(start::cpu_period_us, quota.period_us);
     if (with_cgroup) line.field(start::cpu_quota_cgroup, quota.cgroup);

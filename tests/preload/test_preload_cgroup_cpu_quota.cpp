@@ -201,3 +201,30 @@ TEST_F(CgroupTree, AVeryLongPathIsRefusedQuietly) {
     CgroupCpuQuota q;
     EXPECT_FALSE(read(path + "\n", q));
 }
+
+// The end of a process re-reads only the cgroup its start found; where that
+// cgroup no longer sets a quota, it walks again.
+TEST_F(CgroupTree, AReReadTakesTheCgroupFoundBefore) {
+    write("cpu/cpu.cfs_period_us", "100000\n");
+    write("cpu/cpu.cfs_quota_us", "-1\n");
+    write("cpu/job/cpu.cfs_period_us", "100000\n");
+    write("cpu/job/cpu.cfs_quota_us", "50000\n");
+    write("cpu/job/cpu.stat", "nr_periods 1\nnr_throttled 1\nthrottled_time 10\n");
+    CgroupCpuQuota q;
+    ASSERT_TRUE(read("1:cpu:/job\n", q));
+    EXPECT_EQ(q.mount, (root_ / "cpu").string());
+    write("cpu/job/cpu.stat", "nr_periods 9\nnr_throttled 8\nthrottled_time 70\n");
+    ASSERT_TRUE(reread_cgroup_cpu_quota(q));
+    EXPECT_STREQ(q.cgroup, "/job");
+    EXPECT_EQ(q.periods, 9);
+    EXPECT_EQ(q.throttled, 8);
+    EXPECT_EQ(q.throttled_ns, 70);
+    // The quota lifted: the re-read walks (here: the live machine's cgroups, whatever they hold).
+    write("cpu/job/cpu.cfs_quota_us", "-1\n");
+    CgroupCpuQuota live;
+    const bool live_found = read_cgroup_cpu_quota(live);
+    EXPECT_EQ(reread_cgroup_cpu_quota(q), live_found);
+    if (!live_found) {
+        EXPECT_FALSE(q.has_quota());
+    }
+}
