@@ -57,6 +57,7 @@ json node_summary_to_json(const NodeSummary& n) {
     j["job_restricted"] = n.job_restricted;
     j["smt"] = n.smt;
     j["topology"] = n.topology_source;
+    j["cpu_quota"] = n.cpu_quota > 0 ? json(n.cpu_quota) : json(nullptr);
     j["threads"] = n.threads;
     j["service_threads"] = n.service_threads;
     return j;

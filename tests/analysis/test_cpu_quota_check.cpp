@@ -74,6 +74,7 @@ TEST(CpuQuotaCheck, AThrottledQuotaIsAWarningWithItsNumbersAndRemedy) {
     // Listed first among the node's warnings.
     EXPECT_EQ(result.findings.front().code, FindingCode::CpuQuotaThrottled);
     EXPECT_EQ(result.view.nodes[0].cpu_quota, 0.5);
+    EXPECT_EQ(result.nodes[0].cpu_quota, 0.5);  // for the reports' node lines
 }
 
 // The quota as the capacity: 2 threads on 2 cores fit the cpuset, not 0.5

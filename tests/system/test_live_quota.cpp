@@ -163,6 +163,10 @@ TEST(LiveQuota, TwoOpenMpThreadsUnderASmallQuotaAreThrottled) {
         if (o["code"] == "overloaded-reservation" || o["code"] == "overloaded-resources") overloaded = true;
     EXPECT_TRUE(overloaded) << report.dump(1);
     EXPECT_TRUE(findings(report, "idle-resources").empty()) << report.dump(1);
+    EXPECT_EQ(report["nodes"][0]["cpu_quota"], 0.2);
+    // The terminal report says the node's capacity.
+    const Shell text = shell(kCli + " report " + dir.str() + "/out");
+    EXPECT_NE(text.output.find("available under a CPU quota of 0.2 CPU"), std::string::npos) << text.output;
 }
 
 TEST(LiveQuota, TheSameProgramWithoutAQuotaIsNotThrottled) {
@@ -173,4 +177,5 @@ TEST(LiveQuota, TheSameProgramWithoutAQuotaIsNotThrottled) {
     const auto report = run_in(cgroup, dir, 0.3);
     ASSERT_FALSE(report.is_discarded());
     EXPECT_TRUE(findings(report, "cpu-quota-throttled").empty()) << report.dump(1);
+    EXPECT_TRUE(report["nodes"][0]["cpu_quota"].is_null()) << report.dump(1);
 }
