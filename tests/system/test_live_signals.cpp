@@ -72,8 +72,9 @@ TEST(LiveSignals, PoolWorkersEndedBySigtermKeepTheirCpuTimes) {
         for (const auto& f : w["flows"]) {
             ASSERT_TRUE(f["cpu_us"].is_number()) << "a worker's thread has no CPU time: " << w.dump(1);
         }
-        // The main thread spun for most of the second (two workers on at least one CPU).
-        EXPECT_GT(w["flows"][0]["cpu_us"].get<long>(), 100'000) << w.dump(1);
+        // The main thread spun while the parent slept a second; on this shared
+        // machine it may have got a small share of a CPU, but some.
+        EXPECT_GT(w["flows"][0]["cpu_us"].get<long>(), 10'000) << w.dump(1);
     }
 }
 
@@ -94,7 +95,7 @@ TEST(LiveSignals, ThreadsOfAProcessEndedBySigtermKeepTheirCpuTimes) {
     const auto& flows = killed[0]["flows"];
     ASSERT_EQ(flows.size(), 3u) << killed[0].dump(1);
     for (const auto& f : flows) ASSERT_TRUE(f["cpu_us"].is_number()) << killed[0].dump(1);
-    // The two workers computed (on 2 CPUs shared with other work: at least a tenth of 0.8 s each).
-    EXPECT_GT(flows[1]["cpu_us"].get<long>(), 80'000) << killed[0].dump(1);
-    EXPECT_GT(flows[2]["cpu_us"].get<long>(), 80'000) << killed[0].dump(1);
+    // The two workers computed (on 2 CPUs shared with other work: some of 0.8 s each).
+    EXPECT_GT(flows[1]["cpu_us"].get<long>(), 10'000) << killed[0].dump(1);
+    EXPECT_GT(flows[2]["cpu_us"].get<long>(), 10'000) << killed[0].dump(1);
 }
