@@ -164,6 +164,18 @@ TEST(LiveQuota, TwoOpenMpThreadsUnderASmallQuotaAreThrottled) {
     EXPECT_TRUE(overloaded) << report.dump(1);
     EXPECT_TRUE(findings(report, "idle-resources").empty()) << report.dump(1);
     EXPECT_EQ(report["nodes"][0]["cpu_quota"], 0.2);
+    // The process's own model (written by the recorder at exit) carries the quota too.
+    bool model_has_quota = false;
+    for (const auto& host : fs::directory_iterator(dir.path() / "out"))
+        if (host.is_directory())
+            for (const auto& file : fs::directory_iterator(host.path()))
+                if (file.path().string().ends_with(".model.json")) {
+                    const auto model = nlohmann::json::parse(read_text(file.path()), nullptr, false);
+                    for (const auto& c : model["components"])
+                        for (const auto& a : c["attributes"])
+                            if (a["key"] == "cpu_quota_us" && a["value"] == 20'000) model_has_quota = true;
+                }
+    EXPECT_TRUE(model_has_quota);
     // The terminal report says the node's capacity.
     const Shell text = shell(kCli + " report " + dir.str() + "/out");
     EXPECT_NE(text.output.find("available under a CPU quota of 0.2 CPU"), std::string::npos) << text.output;
