@@ -15,7 +15,7 @@ namespace {
 
 // One quota cgroup's processes on a node, and its counters over their lives.
 struct QuotaGroup {
-    CpuQuotaView quota;              // of its first process
+    CpuQuotaView quota;  // of its first process
     std::vector<std::uint32_t> processes;
     std::int64_t periods_start = -1, throttled_start = -1, throttled_ns_start = -1;  // the earliest readings
     std::int64_t periods_end = -1, throttled_end = -1, throttled_ns_end = -1;        // the latest
@@ -58,7 +58,7 @@ std::size_t peak_alive(const RunView& view, const std::vector<std::uint32_t>& fl
         events.emplace_back(std::max(view.flows[i].end_ns, view.flows[i].start_ns), -1);
     }
     std::sort(events.begin(), events.end());  // at one moment ends (-1) before starts
-    std::vector<std::int64_t> time_at;  // time spent with exactly k alive
+    std::vector<std::int64_t> time_at;        // time spent with exactly k alive
     std::size_t alive = 0;
     for (std::size_t e = 0; e < events.size(); ++e) {
         if (e > 0 && alive > 0) {
@@ -148,7 +148,8 @@ std::vector<Finding> check_cpu_quota(const RunView& view, const std::vector<Node
             const std::int64_t throttled = QuotaGroup::delta(g.throttled_start, g.throttled_end);
             const std::int64_t throttled_ns = QuotaGroup::delta(g.throttled_ns_start, g.throttled_ns_end);
             if (throttled <= 0 || throttled_ns < kMinThrottledNs) continue;
-            out.push_back(throttled_finding(view, node, loads[n], g, std::max(periods, throttled), throttled, throttled_ns));
+            out.push_back(
+                throttled_finding(view, node, loads[n], g, std::max(periods, throttled), throttled, throttled_ns));
         }
     }
     return out;

@@ -55,7 +55,6 @@ int main(int argc, char** argv) {
         std::printf("quota %lld/%lld us (cgroup %s, v%d), throttled %lld of %lld periods\n",
                     static_cast<long long>(q.quota_us), static_cast<long long>(q.period_us), q.cgroup, q.version,
                     static_cast<long long>(q.throttled), static_cast<long long>(q.periods));
-    else
-        std::printf("no quota\n");
+    else std::printf("no quota\n");
     return 0;
 }

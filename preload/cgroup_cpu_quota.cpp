@@ -87,10 +87,8 @@ bool smallest_quota(const char* mount, const char* cgroup, const Layout& layout,
         }
         if (path[1] == '\0') break;  // the root was the last
         char* slash = std::strrchr(path, '/');
-        if (slash == path)
-            path[1] = '\0';
-        else
-            *slash = '\0';
+        if (slash == path) path[1] = '\0';
+        else *slash = '\0';
     }
     if (!found) return false;
     out.version = layout.version;
@@ -123,15 +121,13 @@ void parse_cpu_stat(const char* text, CgroupCpuQuota& out) {
             const char* p = space + 1;
             std::int64_t value = 0;
             if (number_at(p, value)) {
-                auto is = [&](const char* key) { return std::strlen(key) == key_len && std::memcmp(line, key, key_len) == 0; };
-                if (is("nr_periods"))
-                    out.periods = value;
-                else if (is("nr_throttled"))
-                    out.throttled = value;
-                else if (is("throttled_time"))
-                    out.throttled_ns = value;
-                else if (is("throttled_usec"))
-                    out.throttled_ns = value > INT64_MAX / 1000 ? INT64_MAX : value * 1000;
+                auto is = [&](const char* key) {
+                    return std::strlen(key) == key_len && std::memcmp(line, key, key_len) == 0;
+                };
+                if (is("nr_periods")) out.periods = value;
+                else if (is("nr_throttled")) out.throttled = value;
+                else if (is("throttled_time")) out.throttled_ns = value;
+                else if (is("throttled_usec")) out.throttled_ns = value > INT64_MAX / 1000 ? INT64_MAX : value * 1000;
             }
         }
         line = end ? end + 1 : nullptr;
@@ -153,8 +149,7 @@ bool read_cgroup_cpu_quota_at(const char* fs_root, char* proc_cgroup, CgroupCpuQ
             *second = '\0';
             const char* controllers = first + 1;
             const char* path = second + 1;
-            if (line[0] == '0' && line + 1 == first && *controllers == '\0')
-                v2_path = path;
+            if (line[0] == '0' && line + 1 == first && *controllers == '\0') v2_path = path;
             else if (names_cpu(controllers)) {
                 v1_controllers = controllers;
                 v1_path = path;

@@ -19,9 +19,8 @@ namespace {
 class CgroupTree : public ::testing::Test {
 protected:
     void SetUp() override {
-        root_ = fs::temp_directory_path() /
-                ("stacksage-cgroup-" + std::to_string(getpid()) + "-" +
-                 ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        root_ = fs::temp_directory_path() / ("stacksage-cgroup-" + std::to_string(getpid()) + "-" +
+                                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
         fs::remove_all(root_);
         fs::create_directories(root_);
     }
@@ -52,9 +51,10 @@ TEST(CpuStat, ReadsTheCountersOfV1AndV2) {
     EXPECT_EQ(v1.throttled_ns, 1'580'000'000);
 
     CgroupCpuQuota v2;
-    parse_cpu_stat("usage_usec 900\nuser_usec 800\nsystem_usec 100\nnr_periods 40\nnr_throttled 7\n"
-                   "throttled_usec 1234\nnr_bursts 0\nburst_usec 0\n",
-                   v2);
+    parse_cpu_stat(
+        "usage_usec 900\nuser_usec 800\nsystem_usec 100\nnr_periods 40\nnr_throttled 7\n"
+        "throttled_usec 1234\nnr_bursts 0\nburst_usec 0\n",
+        v2);
     EXPECT_EQ(v2.periods, 40);
     EXPECT_EQ(v2.throttled, 7);
     EXPECT_EQ(v2.throttled_ns, 1'234'000);
@@ -176,22 +176,22 @@ TEST_F(CgroupTree, V1IsPreferredWhereItHasTheCpuController) {
 
 TEST_F(CgroupTree, MissingFilesAndOddTextAreNoQuota) {
     CgroupCpuQuota q;
-    EXPECT_FALSE(read("1:cpu:/nothing\n", q));        // nothing mounted
-    EXPECT_FALSE(read("", q));                         // no /proc text
+    EXPECT_FALSE(read("1:cpu:/nothing\n", q));  // nothing mounted
+    EXPECT_FALSE(read("", q));                  // no /proc text
     EXPECT_FALSE(read("garbage without colons", q));
     write("cpu/cpu.cfs_period_us", "100000\n");
     write("cpu/bad/cpu.cfs_period_us", "0\n");
-    write("cpu/bad/cpu.cfs_quota_us", "50000\n");      // a period of 0: no quota
+    write("cpu/bad/cpu.cfs_quota_us", "50000\n");  // a period of 0: no quota
     EXPECT_FALSE(read("1:cpu:/bad\n", q));
     write("cpu/junk/cpu.cfs_period_us", "100000\n");
     write("cpu/junk/cpu.cfs_quota_us", "lots\n");
     EXPECT_FALSE(read("1:cpu:/junk\n", q));
-    write("cpu/gone/cpu.cfs_quota_us", "50000\n");    // its period file is missing
+    write("cpu/gone/cpu.cfs_quota_us", "50000\n");  // its period file is missing
     EXPECT_FALSE(read("1:cpu:/gone\n", q));
     write("cgroup.controllers", "cpu\n");
-    write("v2/cpu.max", "50000\n");                     // v2 without its period
+    write("v2/cpu.max", "50000\n");  // v2 without its period
     EXPECT_FALSE(read("0::/v2\n", q));
-    EXPECT_FALSE(read("1:cpu:relative\n", q));       // not an absolute path
+    EXPECT_FALSE(read("1:cpu:relative\n", q));  // not an absolute path
 }
 
 // A path too long for the reader's buffers is no quota, never an overrun.

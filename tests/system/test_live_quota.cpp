@@ -82,7 +82,8 @@ public:
             dir_.clear();
             return;
         }
-        const std::string max = (quota_us < 0 ? std::string("max") : std::to_string(quota_us)) + " " + std::to_string(period_us);
+        const std::string max =
+            (quota_us < 0 ? std::string("max") : std::to_string(quota_us)) + " " + std::to_string(period_us);
         if (!write_text(dir_ / "cpu.max", max)) reason_ = "cannot write cpu.max of " + dir_.string();
     }
     ~CpuCgroup() {
@@ -123,10 +124,10 @@ std::vector<nlohmann::json> findings(const nlohmann::json& report, const std::st
     return out;
 }
 
-#define REQUIRE_OPENMP_EXAMPLE()                                                                  \
-    do {                                                                                          \
-        if (!stacksage::testing::is_executable(kBin + "/examples/omp_gomp"))                      \
-            GTEST_SKIP() << "examples/omp_gomp is not built";                                     \
+#define REQUIRE_OPENMP_EXAMPLE()                                                                \
+    do {                                                                                        \
+        if (!stacksage::testing::is_executable(kBin + "/examples/omp_gomp"))                    \
+            GTEST_SKIP() << "examples/omp_gomp is not built";                                   \
         if (!stacksage::testing::is_executable(kCli)) GTEST_SKIP() << "stacksage is not built"; \
     } while (0)
 
