@@ -43,6 +43,15 @@ bool write_text(const fs::path& p, const std::string& text) {
     return static_cast<bool>(out);
 }
 
+// Whether a cgroup v2 controller list ("cpuset cpu io\n") names `controller`.
+bool lists(const std::string& controllers, const std::string& controller) {
+    std::istringstream words(controllers);
+    std::string word;
+    while (words >> word)
+        if (word == controller) return true;
+    return false;
+}
+
 // A cgroup of its own with a CPU quota (quota_us < 0: none), removed when
 // the object goes. ok() false with reason() where it cannot be made.
 class CpuCgroup {
@@ -69,12 +78,15 @@ public:
             return;
         }
         const fs::path v2 = "/sys/fs/cgroup";
-        if (read_text(v2 / "cgroup.controllers").find("cpu") == std::string::npos) {
+        if (!lists(read_text(v2 / "cgroup.controllers"), "cpu")) {
             reason_ = "no cgroup v1 cpu controller and no cgroup v2 cpu controller under /sys/fs/cgroup";
             return;
         }
-        if (read_text(v2 / "cgroup.subtree_control").find("cpu") == std::string::npos)
-            write_text(v2 / "cgroup.subtree_control", "+cpu");
+        // Turning the controller on for the whole machine is not a test's to do.
+        if (!lists(read_text(v2 / "cgroup.subtree_control"), "cpu")) {
+            reason_ = "the cgroup v2 cpu controller is not enabled in /sys/fs/cgroup/cgroup.subtree_control";
+            return;
+        }
         dir_ = v2 / name;
         std::error_code ec;
         if (!fs::create_directory(dir_, ec)) {
