@@ -4,6 +4,7 @@
 #include <map>
 
 #include "analysis/completeness_check.hpp"
+#include "analysis/cpu_quota_check.hpp"
 #include "analysis/flow_centric_check.hpp"
 #include "analysis/node_load.hpp"
 #include "analysis/resource_centric_check.hpp"
@@ -51,7 +52,7 @@ void combine_overloads(std::vector<Finding>& findings) {
 // order they were found in).
 int check_order(FindingCode code) {
     static constexpr FindingCode kOrder[] = {
-        FindingCode::IncompleteRecording, FindingCode::AllocatedNodeUnused, FindingCode::OverloadedResources, FindingCode::OverloadedReservation, FindingCode::IdleResources,
+        FindingCode::IncompleteRecording, FindingCode::AllocatedNodeUnused, FindingCode::CpuQuotaThrottled, FindingCode::OverloadedResources, FindingCode::OverloadedReservation, FindingCode::IdleResources,
         FindingCode::UnderloadedReservation, FindingCode::RuntimeContention, FindingCode::SharedResources,
         FindingCode::SmtSharedCores, FindingCode::SmtUnusedHardwareThreads, FindingCode::ServiceFlows,
         FindingCode::RuntimeStacking};
@@ -108,6 +109,7 @@ AnalysisResult analyze(RunView view) {
     };
     append(check_resource_centric(view, loads));
     append(check_flow_centric(view, loads));
+    append(check_cpu_quota(view, loads));
     append(check_smt(view, loads));
     append(check_temporal_stacking(view, loads));
     append(check_service_flows(view));
@@ -153,6 +155,7 @@ AnalysisResult analyze(RunView view) {
         s.job_restricted = node.job_restricted;
         s.smt = node.smt;
         s.topology_source = std::string(node.topology_source);
+        s.cpu_quota = node.cpu_quota;
         for (std::uint32_t p : node.processes) {
             s.processes.push_back(p);
             s.threads += result.processes[p].threads;

@@ -50,6 +50,9 @@ struct NodeSummary {
     bool job_restricted = false;
     bool smt = false;
     std::string topology_source;   // "hwloc" or "cpusets-seen"
+    // The cgroups' CPU quota that limits the node's processes below its
+    // available CPUs (NodeView::cpu_quota), in CPUs; 0: none.
+    double cpu_quota = 0;
     std::vector<std::size_t> processes;  // indices into AnalysisResult::processes
     std::vector<std::size_t> launchers;
     // Only launchers ran here (mpirun on the submit host): shown as a launch

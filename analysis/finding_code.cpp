@@ -22,6 +22,7 @@ std::string_view to_string(FindingCode code) {
         case FindingCode::NumaSerialFirstTouch: return "numa-serial-first-touch";
         case FindingCode::RanOutsideAffinity: return "ran-outside-affinity";
         case FindingCode::ThreadMigrations: return "thread-migrations";
+        case FindingCode::CpuQuotaThrottled: return "cpu-quota-throttled";
     }
     return "unknown";
 }

@@ -29,9 +29,11 @@ enum class FindingCode : std::uint8_t {
     NumaSerialFirstTouch,      // one thread first touched the pages all use
     RanOutsideAffinity,        // threads seen on CPUs their masks did not allow
     ThreadMigrations,          // threads that moved between CPUs while running
+    // Listed first of a node's warnings (analyzer.cpp), added last here.
+    CpuQuotaThrottled,         // the cgroup's CPU quota held the job's threads back
 };
 
-inline constexpr FindingCode kLastFindingCode = FindingCode::ThreadMigrations;
+inline constexpr FindingCode kLastFindingCode = FindingCode::CpuQuotaThrottled;
 
 // \return the code's stable identifier ("overloaded-resources", ...).
 std::string_view to_string(FindingCode code);

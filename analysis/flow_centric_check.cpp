@@ -1,6 +1,7 @@
 #include "analysis/flow_centric_check.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "analysis/flow_refs.hpp"
 
@@ -31,6 +32,26 @@ std::vector<Finding> check_flow_centric(const RunView& view, const std::vector<N
         f.check = "flow-centric";
         f.node = std::string(node.host);
         f.severity = Severity::Warning;
+        // A cgroup quota below the CPUs reserved is what the threads can use
+        // at once (0.5 CPU: one thread already fills it).
+        const bool quota_limits = node.cpu_quota > 0 && node.cpu_quota < static_cast<double>(load.reserved.count());
+        const std::int64_t quota_x100 = static_cast<std::int64_t>(std::lround(node.cpu_quota * 100));
+        if (quota_limits && static_cast<double>(load.peak_flows) > node.cpu_quota + 1e-9) {
+            const std::size_t processes = std::max<std::size_t>(1, load.peak_processes);
+            f.code = FindingCode::OverloadedReservation;
+            f.resources = load.reserved;
+            f.message = threads_of_processes(load.peak_flows, processes) + " may run at once under a CPU quota of " +
+                        describe_cpu_quota(node.cpu_quota) + " (on " + describe_cpus(node, load.reserved) +
+                        "): the reservation is overloaded";
+            f.figures = {{"threads", static_cast<std::int64_t>(load.peak_flows)},
+                         {"processes", static_cast<std::int64_t>(processes)},
+                         {"cores", static_cast<std::int64_t>(node.cores_count(load.reserved))},
+                         {"cpus", static_cast<std::int64_t>(load.reserved.count())},
+                         {"quota_cpus_x100", quota_x100}};
+            attach_flows(f, view, load.active_flows);
+            out.push_back(std::move(f));
+            continue;
+        }
         // Overloaded: at some moments more flows were busy than the CPUs
         // their masks held then, for the threshold in all. Flows are counted
         // where they overlap in time: a shell of a few milliseconds before
@@ -39,7 +60,7 @@ std::vector<Finding> check_flow_centric(const RunView& view, const std::vector<N
         // milliseconds) holds nothing that long: it is judged on its peaks.
         const bool crowded = load.crowded_ns >= load.threshold_ns && load.crowded_ns > 0;
         const bool too_short_to_hold = load.run_ns() < load.threshold_ns;
-        if ((crowded || too_short_to_hold) && load.crowded_peak_flows > 0) {
+        if (!quota_limits && (crowded || too_short_to_hold) && load.crowded_peak_flows > 0) {
             const Cpuset crowded_cpus = crowded ? load.crowded_cpus : load.crowded_cpus | load.crowded_instant_cpus;
             const std::size_t threads = load.crowded_peak_flows;
             const std::size_t processes = std::max<std::size_t>(1, load.crowded_peak_processes);
@@ -74,8 +95,10 @@ std::vector<Finding> check_flow_centric(const RunView& view, const std::vector<N
         // Underloaded: fewer flows computing at once than the cores reserved for them.
         const std::size_t threads = load.peak_flows;
         const std::size_t processes = load.peak_processes;
-        const std::size_t cores = node.cores_count(load.reserved);
+        std::size_t cores = node.cores_count(load.reserved);
         const std::size_t cpus = load.reserved.count();
+        // The cores a quota can keep busy: a partial CPU still needs a core to run on.
+        if (quota_limits) cores = std::min(cores, static_cast<std::size_t>(std::ceil(node.cpu_quota - 1e-9)));
         if (threads >= cores) continue;
         f.code = FindingCode::UnderloadedReservation;
         f.resources = load.reserved;
@@ -88,6 +111,7 @@ std::vector<Finding> check_flow_centric(const RunView& view, const std::vector<N
                      {"cores", static_cast<std::int64_t>(cores)},
                      {"cpus", static_cast<std::int64_t>(cpus)},
                      {"spare_cores", static_cast<std::int64_t>(spare)}};
+        if (quota_limits) f.figures.push_back({"quota_cpus_x100", quota_x100});
         attach_flows(f, view, load.active_flows);
         out.push_back(std::move(f));
     }

@@ -12,6 +12,10 @@
 //    ("underloaded-reservation", warning).
 // Between the two (more threads than cores, not more than hardware threads)
 // is SMT's business (smt_check.hpp).
+// Under a cgroup CPU quota below the CPUs in the union (NodeView::cpu_quota),
+// the quota is the size: more threads than the quota's CPUs overload the
+// reservation, and only the cores the quota can keep busy (0.5 CPU: one)
+// can be left underloaded.
 #pragma once
 
 #include <vector>

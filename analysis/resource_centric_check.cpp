@@ -120,7 +120,12 @@ std::vector<Finding> check_resource_centric(const RunView& view, const std::vect
         }
         if (node.processes.empty()) continue;
         const Cpuset idle = idle_cores(node, load.reserved);
-        if (!idle.empty()) {
+        // Under a cgroup quota that the cores in use already fill, the idle
+        // cores could not run anything more: the quota is the limit.
+        const std::size_t used_cores = node.cores.size() - node.cores_count(idle);
+        const bool quota_filled = node.cpu_quota > 0 &&
+                                  static_cast<double>(used_cores) >= std::ceil(node.cpu_quota - 1e-9);
+        if (!idle.empty() && !quota_filled) {
             Finding f;
             f.code = FindingCode::IdleResources;
             f.severity = Severity::Warning;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include <fmt/format.h>
+
 #include "analysis/activity.hpp"
 #include "core/saturating.hpp"
 #include "core/run_model_schema.hpp"
@@ -44,6 +46,13 @@ Cpuset NodeView::widen_to_cores(const Cpuset& s) const {
     Cpuset out;
     for (std::uint32_t c : cores_touching(s)) out |= cores[c];
     return out;
+}
+
+std::string describe_cpu_quota(double cpus) {
+    std::string n = fmt::format("{:.2f}", cpus);
+    while (n.back() == '0') n.pop_back();
+    if (n.back() == '.') n.pop_back();
+    return n + (cpus > 1.0 + 1e-9 ? " CPUs" : " CPU");
 }
 
 std::uint32_t RunView::runtime_id(const RuntimeName& r) {
@@ -227,6 +236,47 @@ void mark_remote_shells(RunView& view) {
     }
 }
 
+CpuQuotaView read_cpu_quota(const Model& m, const RunModelKeys& k, ComponentId process) {
+    CpuQuotaView q;
+    q.quota_us = m.get(process, k.cpu_quota_us).value_or(-1);
+    q.period_us = m.get(process, k.cpu_period_us).value_or(-1);
+    if (!q.present()) return CpuQuotaView{};
+    q.cgroup = string_attr(m, process, k.cpu_quota_cgroup);
+    q.periods_start = m.get(process, k.cpu_periods_start).value_or(-1);
+    q.throttled_start = m.get(process, k.cpu_throttled_start).value_or(-1);
+    q.throttled_ns_start = m.get(process, k.cpu_throttled_ns_start).value_or(-1);
+    q.periods_end = m.get(process, k.cpu_periods_end).value_or(-1);
+    q.throttled_end = m.get(process, k.cpu_throttled_end).value_or(-1);
+    q.throttled_ns_end = m.get(process, k.cpu_throttled_ns_end).value_or(-1);
+    return q;
+}
+
+// A node's quota (NodeView::cpu_quota): only where no application process
+// may run beyond one; each quota cgroup counted once (its processes share it).
+void set_node_quotas(RunView& view) {
+    for (NodeView& node : view.nodes) {
+        if (node.processes.empty()) continue;
+        std::vector<std::pair<std::string_view, double>> cgroups;
+        bool all = true;
+        for (std::uint32_t p : node.processes) {
+            const CpuQuotaView& q = view.processes[p].cpu_quota;
+            if (!q.present()) {
+                all = false;
+                break;
+            }
+            // Without the cgroup's name (never from this recorder), each process is its own.
+            if (!q.cgroup.empty() && std::any_of(cgroups.begin(), cgroups.end(),
+                                                 [&](const auto& c) { return c.first == q.cgroup; }))
+                continue;
+            cgroups.emplace_back(q.cgroup, q.cpus());
+        }
+        if (!all) continue;
+        double sum = 0;
+        for (const auto& c : cgroups) sum += c.second;
+        if (sum < static_cast<double>(node.available.count())) node.cpu_quota = sum;
+    }
+}
+
 }  // namespace
 
 RunView build_run_view(const Model& model) { return build_run_view(model, ActivityOptions{}); }
@@ -284,6 +334,7 @@ RunView build_run_view(const Model& model, const ActivityOptions& activity) {
         p.mpi = model.has(pid, k.mpi_init_ns);
         p.mpi_size = model.get(pid, k.mpi_size).value_or(-1);
         p.program_start_ns = model.get(pid, k.program_start_ns).value_or(p.start_ns);
+        p.cpu_quota = read_cpu_quota(model, k, pid);
         model.for_each_attr(pid, [&](AttrKey key, const AttributeValue& v) {
             const std::string_view name = model.key_name(key);
             if (!std::holds_alternative<std::string>(v)) return;
@@ -337,6 +388,7 @@ RunView build_run_view(const Model& model, const ActivityOptions& activity) {
         NodeView& node = view.nodes[view.processes[i].node];
         (view.processes[i].launcher ? node.launchers : node.processes).push_back(i);
     }
+    set_node_quotas(view);
     return view;
 }
 

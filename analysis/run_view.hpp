@@ -91,6 +91,23 @@ struct FlowView {
     std::int64_t awake_ns() const;
 };
 
+// The CPU quota of a process's cgroups and the throttling counters of the
+// cgroup holding it, at the process's start and end (docs/event-log.md).
+// The counters are the cgroup's: processes of one cgroup share them.
+struct CpuQuotaView {
+    std::int64_t quota_us = -1;   // -1: no quota recorded
+    std::int64_t period_us = -1;
+    std::string_view cgroup;      // the cgroup holding it; "" when not recorded
+    std::int64_t periods_start = -1, throttled_start = -1, throttled_ns_start = -1;  // -1: not recorded
+    std::int64_t periods_end = -1, throttled_end = -1, throttled_ns_end = -1;
+
+    bool present() const { return quota_us > 0 && period_us > 0; }
+    // quota / period: the CPUs' worth of time the cgroup may use at once (0.5); 0 without a quota.
+    double cpus() const {
+        return present() ? static_cast<double>(quota_us) / static_cast<double>(period_us) : 0.0;
+    }
+};
+
 struct ProcessView {
     ComponentId id = kNoComponent;
     std::uint32_t node = 0;        // index into RunView::nodes
@@ -115,6 +132,7 @@ struct ProcessView {
     std::int64_t program_start_ns = 0;  // when the program (the last exec'ed image) started; start_ns when unknown
     std::vector<std::pair<std::string_view, std::string_view>> env;  // binding variables
     std::vector<std::pair<std::string_view, std::string_view>> identity;
+    CpuQuotaView cpu_quota;
 
     std::optional<std::string_view> env_value(std::string_view name) const;
     std::optional<std::string_view> identity_value(std::string_view name) const;
@@ -132,6 +150,19 @@ struct NodeView {
     bool smt = false;              // some core has more than one available PU
     std::vector<std::uint32_t> processes;  // application processes (not launchers)
     std::vector<std::uint32_t> launchers;
+    // The CPUs the cgroups' quotas let the application processes use at
+    // once (the sum over their distinct quota cgroups of quota / period),
+    // where every application process has a quota and they come to fewer
+    // than the available CPUs; 0 otherwise. The checks count it as the
+    // node's capacity: 2 busy threads under a 0.5-CPU quota are 4 per CPU.
+    double cpu_quota = 0;
+
+    // The CPUs the node's processes can use at once: its available CPUs, or
+    // the quota where that is fewer.
+    double cpu_capacity() const {
+        const auto cpus = static_cast<double>(available.count());
+        return cpu_quota > 0 && cpu_quota < cpus ? cpu_quota : cpus;
+    }
 
     // Indices of the cores that hold at least one PU of s.
     std::vector<std::uint32_t> cores_touching(const Cpuset& s) const;
@@ -171,5 +202,8 @@ RunView build_run_view(const Model& model, const ActivityOptions& activity);
 // "Cores [1-15]" on nodes without SMT; "CPUs [1-7,17-23] (7 cores)" on
 // nodes with SMT, where CPU numbers and cores differ.
 std::string describe_cpus(const NodeView& node, const Cpuset& cpus);
+
+// A quota in CPUs as a reader says it: "0.5 CPU", "1 CPU", "2.25 CPUs".
+std::string describe_cpu_quota(double cpus);
 
 }  // namespace stacksage

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 
 #include "analysis/affinity_cause.hpp"
@@ -25,12 +26,18 @@ struct NodeFacts {
     BindingOrigin binding;           // of the first process that started narrowed
     std::vector<std::int64_t> bound_ranks;  // ranks (or pids) that started narrowed
     Cpuset process_cpus;             // the single process's placement
+    double quota = 0;                // the cgroups' CPU quota where it limits the node (NodeView::cpu_quota)
 };
 
 NodeFacts facts_of(const RunView& view, const NodeLoad& load, const NodeView& node) {
     NodeFacts f;
     f.node = &node;
     f.cores = node.cores.size();
+    if (node.cpu_quota > 0) {
+        // A quota of q CPUs keeps at most floor(q) threads busy without throttling them.
+        f.quota = node.cpu_quota;
+        f.cores = std::min(f.cores, std::max<std::size_t>(1, static_cast<std::size_t>(std::floor(f.quota + 1e-9))));
+    }
     // Processes counted where they overlap in time: a launch agent's shell
     // and its `hostname`, gone before the ranks started, are no rank that
     // needs cores.
@@ -178,6 +185,11 @@ std::string capitalised(std::string s) {
 std::string diagnosis(const NodeFacts& f, const LauncherInfo& l) {
     const std::string threads = plural(f.busy_threads, "thread", "threads");
     const std::string unit = l.kind == LauncherKind::None ? "process" : "rank";
+    if (f.quota > 0 && static_cast<double>(f.processes * f.busy_threads) > f.quota + 1e-9)
+        return (f.processes == 1 ? "The " + unit + " had " + threads
+                                 : capitalised(plural(f.processes, unit, unit + "s")) + " had up to " + threads + " each") +
+               " computing at once under a CPU quota of " + describe_cpu_quota(f.quota) +
+               " (the cgroup grants that much CPU time per period, whatever its cpuset offers)";
     if (f.binding.source == BindingSource::Launcher && f.busy_threads > f.narrowest) {
         const bool one = f.bound_ranks.size() == 1;
         const std::string launcher = l.command.empty() ? f.binding.launcher : l.command;
@@ -360,6 +372,36 @@ std::string suggest_underloaded_reservation(const NodeFacts& f, const LauncherIn
            plural(processes, "process", "processes") + " on " + plural(threads, "core", "cores") + " (taskset -c)";
 }
 
+// A throttled quota: fewer threads, or a larger quota.
+std::string suggest_quota(const NodeFacts& f, const LauncherInfo& l, const Finding& finding, Remedy& remedy) {
+    const double quota = static_cast<double>(finding.figure("quota_cpus_x100", 100)) / 100.0;
+    const std::size_t fits = std::max<std::size_t>(1, static_cast<std::size_t>(std::floor(quota + 1e-9)));
+    const std::size_t processes = static_cast<std::size_t>(std::max<std::int64_t>(1, finding.figure("processes", 1)));
+    const std::size_t threads = static_cast<std::size_t>(std::max<std::int64_t>(1, finding.figure("threads", 1)));
+    const std::size_t per_process = std::max<std::size_t>(1, fits / processes);
+    const std::size_t wanted = std::max<std::size_t>(1, (threads + processes - 1) / processes);  // CPUs per process
+    const std::string larger =
+        "ask for a quota of " + plural(wanted * processes, "CPU", "CPUs") + " (" +
+        (l.kind == LauncherKind::Slurm || l.kind == LauncherKind::None ? "srun --cpus-per-task=" + std::to_string(wanted) + ", "
+                                                                       : std::string()) +
+        "docker run --cpus=" + std::to_string(wanted * processes) + ", or the job's CPU limit)";
+    if (threads <= per_process * processes)
+        return "The " + plural(threads, "thread", "threads") + " computing at once fit the quota of " +
+               describe_cpu_quota(quota) + " in number, yet were held back (other processes of the cgroup share "
+               "the quota, or bursts of several threads exceed it): " + larger;
+    remedy.threads_per_process = static_cast<std::int64_t>(per_process);
+    std::string s = "Run no more threads than the quota has CPUs: ";
+    if (f.openmp) {
+        remedy.env.emplace_back("OMP_NUM_THREADS", std::to_string(per_process));
+        s += "OMP_NUM_THREADS=" + std::to_string(per_process) + (processes > 1 ? " in each of the " + std::to_string(processes) + " processes" : "") +
+             " (" + was_omp(f) + ")";
+    } else {
+        s += "at most " + plural(per_process, "thread", "threads") + " computing at once" +
+             (processes > 1 ? " in each process" : "");
+    }
+    return s + "; or " + larger;
+}
+
 }  // namespace
 
 void add_suggestions(const RunView& view, const std::vector<NodeLoad>& loads, const LauncherInfo& launcher,
@@ -389,6 +431,8 @@ void add_suggestions(const RunView& view, const std::vector<NodeLoad>& loads, co
             f.suggestion = suggest_idle(facts_n, launcher, f, f.remedy);
         else if (f.code == FindingCode::UnderloadedReservation)
             f.suggestion = suggest_underloaded_reservation(facts_n, launcher, f, f.remedy);
+        else if (f.code == FindingCode::CpuQuotaThrottled)
+            f.suggestion = suggest_quota(facts_n, launcher, f, f.remedy);
         else if (f.code == FindingCode::RuntimeContention)
             f.suggestion = "Keep the two runtimes off each other's cores, or run fewer threads. " +
                            suggest_overloaded(facts_n, launcher, f.remedy);

@@ -13,6 +13,10 @@ target_link_libraries(bench_preload_startup PRIVATE nlohmann_json::nlohmann_json
 add_executable(bench_preload_ab_compare preload_ab_compare.cpp)
 target_include_directories(bench_preload_ab_compare PRIVATE ${STACKSAGE_SOURCE_DIR})
 
+# The recorder's own reader of the cgroups' CPU quota, timed in a loop.
+add_executable(bench_preload_cgroup_quota_read preload_cgroup_quota_read.cpp)
+target_link_libraries(bench_preload_cgroup_quota_read PRIVATE stacksage_preload_base)
+
 foreach(b bench_preload_create_cost bench_preload_run_overhead bench_preload_startup bench_preload_ab_compare)
   add_dependencies(${b} stacksage-preload stacksage-model)
 endforeach()

@@ -49,6 +49,15 @@ template <class Table, class Fn> void for_each_entry(Table& k, Fn&& fn) {
     fn(rk::program_start_cpuset, k.program_start_cpuset);
     fn(rk::online_cpus, k.online_cpus);
     fn(rk::program_start_ns, k.program_start_ns);
+    fn(rk::cpu_quota_us, k.cpu_quota_us);
+    fn(rk::cpu_period_us, k.cpu_period_us);
+    fn(rk::cpu_quota_cgroup, k.cpu_quota_cgroup);
+    fn(rk::cpu_periods_start, k.cpu_periods_start);
+    fn(rk::cpu_throttled_start, k.cpu_throttled_start);
+    fn(rk::cpu_throttled_ns_start, k.cpu_throttled_ns_start);
+    fn(rk::cpu_periods_end, k.cpu_periods_end);
+    fn(rk::cpu_throttled_end, k.cpu_throttled_end);
+    fn(rk::cpu_throttled_ns_end, k.cpu_throttled_ns_end);
     fn(rk::mpi_size, k.mpi_size);
     fn(rk::mpi_thread_level, k.mpi_thread_level);
     fn(rk::mpi_init_ns, k.mpi_init_ns);

@@ -84,6 +84,21 @@ inline constexpr Set program_start_cpuset{"program_start_cpuset"};
 // set by its launcher or parent between fork and exec.
 inline constexpr Int program_start_ns{"program_start_ns"};
 inline constexpr Set online_cpus{"online_cpus"};
+// Process components: the CPU quota of its cgroups (the smallest over its
+// cgroup and the ancestors, quota / period CPUs) and the cgroup holding it;
+// absent when none sets one. The throttling counters of that cgroup's
+// cpu.stat at the process's start and end (cumulative over the cgroup, not
+// the process): periods with runnable threads, periods held back, and the
+// time held back in ns.
+inline constexpr Int cpu_quota_us{"cpu_quota_us"};
+inline constexpr Int cpu_period_us{"cpu_period_us"};
+inline constexpr Text cpu_quota_cgroup{"cpu_quota_cgroup"};
+inline constexpr Int cpu_periods_start{"cpu_periods_start"};
+inline constexpr Int cpu_throttled_start{"cpu_throttled_start"};
+inline constexpr Int cpu_throttled_ns_start{"cpu_throttled_ns_start"};
+inline constexpr Int cpu_periods_end{"cpu_periods_end"};
+inline constexpr Int cpu_throttled_end{"cpu_throttled_end"};
+inline constexpr Int cpu_throttled_ns_end{"cpu_throttled_ns_end"};
 inline constexpr Int mpi_size{"mpi_size"};
 inline constexpr Int mpi_thread_level{"mpi_thread_level"};
 inline constexpr Int mpi_init_ns{"mpi_init_ns"};
@@ -191,6 +206,10 @@ struct RunModelKeys {
     Key<std::int64_t> end_known, exit_status, utime_us, stime_us, nvcsw, nivcsw, run_delay_ns, run_slices,
         cpu_time_derived, cpu_time_at_exit;
     Key<Cpuset> cgroup_cpuset, program_start_cpuset, online_cpus;
+    Key<std::int64_t> cpu_quota_us, cpu_period_us;
+    Key<std::string> cpu_quota_cgroup;
+    Key<std::int64_t> cpu_periods_start, cpu_throttled_start, cpu_throttled_ns_start, cpu_periods_end,
+        cpu_throttled_end, cpu_throttled_ns_end;
     Key<std::int64_t> mpi_size, mpi_thread_level, mpi_init_ns, mpi_finalize_ns;
     Key<std::int64_t> program_start_ns;
     // Flow components.

@@ -1,6 +1,7 @@
 #include "parsers/process_log.hpp"
 
 #include <fcntl.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +18,23 @@ using event_schema::EventKind;
 
 std::string string_field(const JsonDocument& doc, std::string_view key) {
     return std::string(doc.get_string(key).value_or(std::string_view{}));
+}
+
+// The quota fields, named alike in process_start and process_end. Negative
+// numbers (only an altered file has them) read as not recorded.
+CpuQuotaReading quota_reading(const JsonDocument& doc) {
+    namespace start = schema::process_start;
+    auto number = [&](std::string_view key) {
+        const std::int64_t v = doc.get_int(key).value_or(-1);
+        return v < 0 ? -1 : v;
+    };
+    CpuQuotaReading r;
+    r.quota_us = number(start::cpu_quota_us);
+    r.period_us = number(start::cpu_period_us);
+    r.periods = number(start::cpu_periods);
+    r.throttled = number(start::cpu_throttled);
+    r.throttled_ns = number(start::cpu_throttled_ns);
+    return r;
 }
 
 class LogInterpreter {
@@ -74,11 +92,26 @@ public:
             }
             case EventKind::process_end: {
                 namespace end = schema::process_end;
-                p_.end_t = ev.t;
-                p_.end_known = true;
-                p_.end_event = EventKind::process_end;
-                p_.end_how = string_field(doc, end::how);
-                if (auto s = doc.get_int(end::status)) p_.exit_status = *s;
+                if (string_field(doc, end::how) == "signal") {
+                    // Written by the fatal-signal path after its signal
+                    // event, which stays the image's end; the line only adds
+                    // the figures. Without that event (lost), this one ends it.
+                    if (!p_.end_known && fatal_signal_t_ < 0) {
+                        fatal_signal_t_ = ev.t;
+                        fatal_signal_number_ = doc.get_int(end::signal).value_or(-1);
+                        const char* abbrev = fatal_signal_number_ > 0 && fatal_signal_number_ < 65
+                                                 ? sigabbrev_np(static_cast<int>(fatal_signal_number_))
+                                                 : nullptr;
+                        fatal_signal_ = abbrev ? "SIG" + std::string(abbrev) : "#" + std::to_string(fatal_signal_number_);
+                    }
+                } else {
+                    p_.end_t = ev.t;
+                    p_.end_known = true;
+                    p_.end_event = EventKind::process_end;
+                    p_.end_how = string_field(doc, end::how);
+                    if (auto s = doc.get_int(end::status)) p_.exit_status = *s;
+                }
+                p_.quota_at_end = quota_reading(doc);
                 p_.utime_us = doc.get_int(end::utime_us).value_or(-1);
                 p_.stime_us = doc.get_int(end::stime_us).value_or(-1);
                 p_.nvcsw = doc.get_int(end::nvcsw).value_or(-1);
@@ -217,6 +250,8 @@ private:
             if (auto s = doc.as_string(a)) p_.cmdline.emplace_back(*s);
         p_.cgroup_cpuset = mask_field(doc, doc.root(), start::cgroup_cpuset);
         p_.online_cpus = mask_field(doc, doc.root(), start::online_cpus);
+        p_.quota_at_start = quota_reading(doc);
+        p_.cpu_quota_cgroup = string_field(doc, start::cpu_quota_cgroup);
         for (auto [object, out] : {std::pair{start::env, &p_.env}, std::pair{start::identity, &p_.identity}}) {
             const auto o = doc.find(doc.root(), object);
             for (auto m = doc.first_child(o); m != JsonDocument::kNone; m = doc.next(m))

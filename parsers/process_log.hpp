@@ -104,6 +104,19 @@ struct ThreadRecord {
     bool discovered = false;        // first seen in a snapshot, not created under our eyes
 };
 
+// A reading of the CPU quota of the process's cgroups and the throttling
+// counters of the cgroup holding it (process_start, process_end); -1: not
+// recorded (no quota, or an older recorder).
+struct CpuQuotaReading {
+    std::int64_t quota_us = -1;
+    std::int64_t period_us = -1;
+    std::int64_t periods = -1;       // cpu.stat nr_periods
+    std::int64_t throttled = -1;     // nr_throttled
+    std::int64_t throttled_ns = -1;  // throttled time, ns
+
+    bool has_quota() const { return quota_us > 0 && period_us > 0; }
+};
+
 struct ProcessImage {
     std::string file;               // the log's path
     std::string host;               // from process_start; "" when unknown
@@ -135,6 +148,9 @@ struct ProcessImage {
     std::int64_t last_event_t = -1;
     std::optional<Cpuset> cgroup_cpuset;
     std::optional<Cpuset> online_cpus;
+    CpuQuotaReading quota_at_start;  // from process_start
+    CpuQuotaReading quota_at_end;    // from process_end (also the one a fatal signal's path writes)
+    std::string cpu_quota_cgroup;    // the cgroup holding the quota, from process_start; "" when none
     std::vector<std::pair<std::string, std::string>> env;       // binding variables
     std::vector<std::pair<std::string, std::string>> identity;  // rank/job variables
     std::int64_t mpi_rank = -1;     // rank in MPI_COMM_WORLD, from the last MPI snapshot that had it

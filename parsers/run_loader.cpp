@@ -511,6 +511,27 @@ private:
         return flow;
     }
 
+    // The cgroups' CPU quota (as read last) and the throttling counters at
+    // the process's start (its first image) and end (its last).
+    void add_cpu_quota(ComponentId p, const ProcessImage& first, const ProcessImage& last) {
+        Model& m = run_.model;
+        const RunModelKeys& k = *keys_;
+        const CpuQuotaReading& quota = last.quota_at_end.has_quota() ? last.quota_at_end : first.quota_at_start;
+        if (!quota.has_quota()) return;
+        m.set(p, k.cpu_quota_us, quota.quota_us);
+        m.set(p, k.cpu_period_us, quota.period_us);
+        const std::string& cgroup = last.cpu_quota_cgroup.empty() ? first.cpu_quota_cgroup : last.cpu_quota_cgroup;
+        if (!cgroup.empty()) m.set(p, k.cpu_quota_cgroup, std::string_view(cgroup));
+        const CpuQuotaReading& start = first.quota_at_start;
+        if (start.periods >= 0) m.set(p, k.cpu_periods_start, start.periods);
+        if (start.throttled >= 0) m.set(p, k.cpu_throttled_start, start.throttled);
+        if (start.throttled_ns >= 0) m.set(p, k.cpu_throttled_ns_start, start.throttled_ns);
+        const CpuQuotaReading& end = last.quota_at_end;
+        if (end.periods >= 0) m.set(p, k.cpu_periods_end, end.periods);
+        if (end.throttled >= 0) m.set(p, k.cpu_throttled_end, end.throttled);
+        if (end.throttled_ns >= 0) m.set(p, k.cpu_throttled_ns_end, end.throttled_ns);
+    }
+
     void add_process(const HostDir& host, ComponentId node, LogGroup& g) {
         Model& m = run_.model;
         const RunModelKeys& k = *keys_;
@@ -549,6 +570,7 @@ private:
             m.set(p, k.program_start_cpuset, last.threads.front().masks.front().cpuset);
         if (last.start_t >= 0) m.set(p, k.program_start_ns, last.start_t);
         if (last.online_cpus) m.set(p, k.online_cpus, *last.online_cpus);
+        add_cpu_quota(p, first, last);
         for (const auto& [name, value] : last.env)
             m.set_attr(p, m.key(std::string(run_keys::env_prefix) + name), std::string_view(value));
         for (const auto& [name, value] : last.identity)

@@ -2,6 +2,7 @@
 // fork and exec.
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -10,6 +11,7 @@
 #include <cstring>
 
 #include "core/formats/launcher_environment.hpp"
+#include "preload/cgroup_cpu_quota.hpp"
 #include "preload/cgroup_cpuset.hpp"
 #include "preload/environment.hpp"
 #include "preload/real_functions.hpp"
@@ -66,12 +68,52 @@ void add_rusage(JsonLine& line, const struct rusage& ru) {
     line.field(end::majflt, static_cast<std::int64_t>(ru.ru_majflt));
 }
 
+// The quota found at the process's start (inherited by a fork child, which
+// stays in its parent's cgroup): its end re-reads only that cgroup's files.
+CgroupCpuQuota g_quota_at_start;
+
+// The cgroups' CPU quota and throttling counters (process_start and
+// process_end name them alike); nothing when no cgroup sets a quota.
+// \param at_start walk the cgroups (at the start); else re-read the cgroup
+//        the start found, or walk when it found none.
+void add_cpu_quota(JsonLine& line, bool at_start) {
+    namespace start = event_schema::process_start;
+    // No quota at the start: none is looked for at the end (a quota set
+    // while the job runs is rare, and the walk would cost every process).
+    if (!at_start && !g_quota_at_start.has_quota()) return;
+    CgroupCpuQuota quota = g_quota_at_start;
+    const bool found = at_start ? read_cgroup_cpu_quota(quota) : reread_cgroup_cpu_quota(quota);
+    if (at_start) g_quota_at_start = quota;
+    if (!found) return;
+    const bool with_cgroup = at_start;
+    line.field(start::cpu_quota_us, quota.quota_us);
+    line.field(start::cpu_period_us, quota.period_us);
+    if (with_cgroup) line.field(start::cpu_quota_cgroup, quota.cgroup);
+    if (quota.periods >= 0) line.field(start::cpu_periods, quota.periods);
+    if (quota.throttled >= 0) line.field(start::cpu_throttled, quota.throttled);
+    if (quota.throttled_ns >= 0) line.field(start::cpu_throttled_ns, quota.throttled_ns);
+}
+static_assert(std::string_view(event_schema::process_start::cpu_periods) == event_schema::process_end::cpu_periods);
+static_assert(std::string_view(event_schema::process_start::cpu_throttled_ns) ==
+              event_schema::process_end::cpu_throttled_ns);
+
+// Whether this thread runs on its alternate signal stack (which may be as
+// small as MINSIGSTKSZ): the cgroup reader's buffers (some 8 KiB) are then
+// left out of a handler's work.
+bool on_alternate_signal_stack() {
+    stack_t current{};
+    return raw::syscall6(SYS_sigaltstack, 0, reinterpret_cast<long>(&current)) == 0 &&
+           (current.ss_flags & SS_ONSTACK) != 0;
+}
+
 // \param interrupted_recorder the caller is a signal handler that interrupted
 //        the recorder on this thread (_exit from a handler): only what is
 //        async-signal-safe whatever the recorder was doing is written; the
 //        walk over the live threads is left out (the registry may be half
 //        updated), and the line says so.
-void write_process_end(const char* how, int status, bool interrupted_recorder = false) {
+// \param signal a fatal signal about to end the process by its default
+//        action (how is "signal"); 0 otherwise.
+void write_process_end(const char* how, int status, bool interrupted_recorder = false, int signal = 0) {
     ProcessState& p = process();
     if (p.ended.exchange(true)) return;
     RecorderScope scope;
@@ -83,7 +125,10 @@ void write_process_end(const char* how, int status, bool interrupted_recorder = 
     JsonLine line(buf, sizeof buf);
     begin_event(line, end::event);
     line.field(end::how, how);
-    line.field(end::status, static_cast<std::int64_t>(status));
+    if (signal > 0)
+        line.field(end::signal, static_cast<std::int64_t>(signal));
+    else
+        line.field(end::status, static_cast<std::int64_t>(status));
     struct rusage ru{};
     if (raw::getrusage(RUSAGE_SELF, &ru) == 0) {
         add_rusage(line, ru);
@@ -104,6 +149,10 @@ void write_process_end(const char* how, int status, bool interrupted_recorder = 
     line.field_u(end::threads_untraced, p.threads_untraced.load(std::memory_order_relaxed));
     line.field_u(end::duration_ns, monotonic_ns() - p.start_mono_ns);
     if (interrupted_recorder) line.field_bool(end::interrupted_recorder, true);
+    // The throttling counters at the end (the cgroup's path is in
+    // process_start). In a signal handler only on a stack known to be large:
+    // the main thread's own, not an alternate one.
+    if (signal == 0 || (raw::gettid() == p.pid && !on_alternate_signal_stack())) add_cpu_quota(line, false);
     emit(line, end::event);
 }
 
@@ -191,6 +240,17 @@ constexpr int kMaxExeclArgs = 1024;
 
 }  // namespace
 
+// A signal whose default action is about to end the process
+// (signal_events.cpp): the process's end, as far as a handler may gather it:
+// every live thread's CPU time, the process's usage, the main thread's CPU
+// time and wait, the quota's counters. No sampler drain, no model (loading
+// the writer could deadlock on a lock the interrupted code holds).
+void write_process_end_at_fatal_signal(int signal) {
+    if (process().state.load(std::memory_order_acquire) != static_cast<int>(TracerState::Ready)) return;
+    if (!is_our_process()) return;
+    write_process_end("signal", 0, /*interrupted_recorder=*/inside_recorder(), signal);
+}
+
 void write_process_start(const char* origin, int image) {
     namespace start = event_schema::process_start;
     ProcessState& p = process();
@@ -239,6 +299,7 @@ void write_process_start(const char* origin, int image) {
         line.str(text);
     else
         line.null();
+    add_cpu_quota(line, true);
     line.field(start::log, p.log.file_name());
     add_environment(line);
     line.key(start::tracer);

@@ -69,6 +69,14 @@ private:
             p.threads.front().masks.front().reason == EventKind::process_start)
             model_.set_attr(process_, keys::cpuset, p.threads.front().masks.front().cpuset);
         if (p.cgroup_cpuset) model_.set_attr(process_, model_.key("cgroup_cpuset"), *p.cgroup_cpuset);
+        // The cgroups' CPU quota as the process started (its counters at the
+        // end are the run loader's business: the model is written after them).
+        if (p.quota_at_start.has_quota()) {
+            model_.set_attr(process_, model_.key(run_keys::cpu_quota_us), p.quota_at_start.quota_us);
+            model_.set_attr(process_, model_.key(run_keys::cpu_period_us), p.quota_at_start.period_us);
+            if (!p.cpu_quota_cgroup.empty())
+                model_.set_attr(process_, model_.key(run_keys::cpu_quota_cgroup), std::string_view(p.cpu_quota_cgroup));
+        }
         if (p.mpi_rank >= 0) model_.set_attr(process_, model_.key("mpi_rank"), p.mpi_rank);
         if (p.mpi_size >= 0) model_.set_attr(process_, model_.key("mpi_size"), p.mpi_size);
         if (p.end_event == EventKind::process_end) {

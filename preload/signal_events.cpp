@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <time.h>
 
 #include <atomic>
 
@@ -18,6 +19,8 @@
 #include "preload/tracer.hpp"
 
 namespace stacksage::preload {
+
+void write_process_end_at_fatal_signal(int signal);  // process_events.cpp
 
 namespace {
 
@@ -40,6 +43,36 @@ SpinLock g_disposition_lock;  // between concurrent sigaction() calls only
 // called. A handler that calls exit() never returns here: the exit recorder
 // sees that it runs inside a signal handler (see in_application_signal_handler).
 __attribute__((tls_model("initial-exec"))) thread_local int g_app_handler_depth = 0;
+
+// The thread writing the process's end at a fatal signal (0: none yet), and
+// whether it is done. A second fatal signal handled meanwhile on another
+// thread (timeout sends SIGTERM to the child and to its process group: two
+// deliveries, two threads) waits for those lines before its default action
+// ends the process.
+constinit std::atomic<int> g_fatal_end_writer{0};
+constinit std::atomic<bool> g_fatal_end_written{false};
+// The longest a second fatal signal waits: the end of a process with
+// thousands of live threads takes milliseconds; a writer that never
+// finishes (stopped, or itself crashed) must not keep the process alive.
+constexpr int kFatalEndWaitMs = 2000;
+
+// Writes the process's end once, whichever thread's fatal signal came first.
+void finish_at_fatal_signal(int sig) {
+    const int me = raw::gettid();
+    int writer = 0;
+    if (g_fatal_end_writer.compare_exchange_strong(writer, me, std::memory_order_acq_rel)) {
+        write_process_end_at_fatal_signal(sig);
+        // The log keeps only the bytes written (never waiting for a lock
+        // this thread may hold).
+        process().log.finish(true);
+        g_fatal_end_written.store(true, std::memory_order_release);
+        return;
+    }
+    if (writer == me) return;  // a fault inside the writing itself: end now
+    const struct timespec ms{0, 1'000'000};
+    for (int waited = 0; waited < kFatalEndWaitMs && !g_fatal_end_written.load(std::memory_order_acquire); ++waited)
+        raw::syscall6(SYS_nanosleep, reinterpret_cast<long>(&ms), 0);
+}
 
 bool is_monitored(int sig) {
     for (int s : kMonitored)
@@ -124,12 +157,13 @@ void handler(int sig, siginfo_t* info, void* context) {
     if (app.sa_handler == SIG_IGN) return;  // ignored in the meantime
     if (app.sa_handler == SIG_DFL) {
         record(sig, info, "default");
-        // The process is about to end: the log keeps only the bytes written
-        // (never waiting for a lock this thread may hold).
+        // The process is about to end: what its end would have said (the
+        // threads' CPU times, the process's usage) is written now, by the
+        // first thread to get here; the others wait for it.
         if (process().state.load(std::memory_order_acquire) ==
                 static_cast<int>(TracerState::Ready) &&
             raw::getpid() == process().pid)
-            process().log.finish(true);
+            finish_at_fatal_signal(sig);
         // Restore the default action and re-raise: the signal stays blocked
         // until we return, then the kernel delivers it and the process ends
         // the way it would have (core dump included).

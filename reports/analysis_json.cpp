@@ -60,6 +60,7 @@ json node_summary_to_json(const NodeSummary& n) {
     j["smt"] = n.smt;
     j["launch_host"] = n.launch_host;
     j["topology"] = n.topology_source;
+    j["cpu_quota"] = n.cpu_quota > 0 ? json(n.cpu_quota) : json(nullptr);
     j["threads"] = n.threads;
     j["service_threads"] = n.service_threads;
     return j;

@@ -43,6 +43,15 @@ nlohmann::json report_to_json(const ReportData& data) {
                                     {"family", std::string(to_string(r.family))},
                                     {"flows", r.flows},
                                     {"active", r.active}});
+            // Each flow's CPU time, null where it is unknown (a process killed by SIGKILL).
+            nlohmann::json flows = nlohmann::json::array();
+            if (i < a.view.processes.size())
+                for (std::uint32_t f : a.view.processes[i].flows) {
+                    const FlowView& flow = a.view.flows[f];
+                    flows.push_back({{"tid", flow.tid},
+                                     {"cpu_us", flow.cpu_time_us >= 0 ? nlohmann::json(flow.cpu_time_us)
+                                                                       : nlohmann::json(nullptr)}});
+                }
             procs.push_back({{"rank", rank_to_json(p.rank)},
                              {"pid", p.pid},
                              {"name", p.name},
@@ -52,7 +61,8 @@ nlohmann::json report_to_json(const ReportData& data) {
                              {"cpus", p.cpus.to_list_string()},
                              {"runtimes", std::move(runtimes)},
                              {"category", p.category},
-                             {"end", p.end_how}});
+                             {"end", p.end_how},
+                             {"flows", std::move(flows)}});
         }
         j["processes"] = std::move(procs);
         nlohmann::json ls = nlohmann::json::array();

@@ -55,13 +55,23 @@ inline constexpr char cpuset[] = "cpuset";
 inline constexpr char cpu[] = "cpu";
 inline constexpr char cgroup_cpuset[] = "cgroup_cpuset";
 inline constexpr char online_cpus[] = "online_cpus";
+// The CPU quota of the process's cgroups (the smallest over its cgroup and
+// its ancestors) and the throttling counters of the cgroup holding it:
+// absent when no cgroup sets a quota. The same fields are in process_end.
+inline constexpr char cpu_quota_us[] = "cpu_quota_us";
+inline constexpr char cpu_period_us[] = "cpu_period_us";
+inline constexpr char cpu_quota_cgroup[] = "cpu_quota_cgroup";
+inline constexpr char cpu_periods[] = "cpu_periods";
+inline constexpr char cpu_throttled[] = "cpu_throttled";
+inline constexpr char cpu_throttled_ns[] = "cpu_throttled_ns";
 inline constexpr char log[] = "log";
 inline constexpr char env[] = "env";            // an object: variable name -> value
 inline constexpr char identity[] = "identity";  // likewise
 inline constexpr char tracer[] = "tracer";      // an object: tracer_info
 inline constexpr std::string_view fields[] = {
     origin, image, initialised_by, ppid, host, rank, launcher, exe, cmdline, cmdline_truncated, realtime_ns,
-    monotonic_ns, cpuset, cpu, cgroup_cpuset, online_cpus, log, env, identity, tracer};
+    monotonic_ns, cpuset, cpu, cgroup_cpuset, online_cpus, cpu_quota_us, cpu_period_us, cpu_quota_cgroup,
+    cpu_periods, cpu_throttled, cpu_throttled_ns, log, env, identity, tracer};
 namespace tracer_info {
 inline constexpr char version[] = "version";
 inline constexpr char schema[] = "schema";
@@ -87,9 +97,18 @@ inline constexpr char threads_created[] = "threads_created";
 inline constexpr char threads_untraced[] = "threads_untraced";
 inline constexpr char duration_ns[] = "duration_ns";
 inline constexpr char interrupted_recorder[] = "interrupted_recorder";
+// how = "signal": written by the fatal-signal path before the default action; the signal's number.
+inline constexpr char signal[] = "signal";
+inline constexpr char cpu_quota_us[] = "cpu_quota_us";  // as in process_start, read again at the end
+inline constexpr char cpu_period_us[] = "cpu_period_us";
+inline constexpr char cpu_quota_cgroup[] = "cpu_quota_cgroup";
+inline constexpr char cpu_periods[] = "cpu_periods";
+inline constexpr char cpu_throttled[] = "cpu_throttled";
+inline constexpr char cpu_throttled_ns[] = "cpu_throttled_ns";
 inline constexpr std::string_view fields[] = {
     how, status, utime_us, stime_us, nvcsw, nivcsw, minflt, majflt, maxrss_kb, main_cpu_us,
-    main_run_delay_ns, main_run_slices, threads_created, threads_untraced, duration_ns, interrupted_recorder};
+    main_run_delay_ns, main_run_slices, threads_created, threads_untraced, duration_ns, interrupted_recorder,
+    signal, cpu_quota_us, cpu_period_us, cpu_quota_cgroup, cpu_periods, cpu_throttled, cpu_throttled_ns};
 }  // namespace process_end
 
 namespace fork {

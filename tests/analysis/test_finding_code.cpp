@@ -20,7 +20,7 @@ TEST(FindingCode, EveryCodeRoundTripsThroughItsIdentifier) {
         ASSERT_TRUE(back.has_value()) << text;
         EXPECT_EQ(*back, code) << text;
     }
-    EXPECT_EQ(seen.size(), 16u);
+    EXPECT_EQ(seen.size(), 17u);
 }
 
 TEST(FindingCode, IdentifiersAreTheStableStrings) {
@@ -29,6 +29,7 @@ TEST(FindingCode, IdentifiersAreTheStableStrings) {
     EXPECT_EQ(to_string(FindingCode::ThreadMigrations), "thread-migrations");
     EXPECT_EQ(to_string(FindingCode::IncompleteRecording), "incomplete-recording");
     EXPECT_EQ(to_string(FindingCode::AllocatedNodeUnused), "allocated-node-unused");
+    EXPECT_EQ(to_string(FindingCode::CpuQuotaThrottled), "cpu-quota-throttled");
 }
 
 TEST(FindingCode, OtherTextIsNoCode) {

@@ -72,7 +72,12 @@ TEST(PreloadProcess, SegfaultIsRecordedThenKillsAsBefore) {
     EXPECT_EQ((*sig)["disposition"], "default");
     EXPECT_TRUE((*sig)["fatal"].get<bool>());
     EXPECT_EQ((*sig)["addr"], "0x0");
-    EXPECT_EQ(logs[0].events.back()["ev"], "signal");
+    // Then what process_end would have said, before the default action.
+    const auto& end = logs[0].events.back();
+    ASSERT_EQ(end["ev"], "process_end") << end.dump();
+    EXPECT_EQ(end["how"], "signal");
+    EXPECT_EQ(end["signal"], SIGSEGV);
+    EXPECT_TRUE(end.contains("main_cpu_us")) << end.dump();
 }
 
 TEST(PreloadProcess, ApplicationSignalHandlerStillRuns) {

@@ -163,6 +163,10 @@ EventKind check_line(const json& j, const ProcessImage& p, const std::string& wh
             EXPECT_EQ(p.environment_rank, int_or(j, start::rank)) << where;
             EXPECT_EQ(p.launcher, string_or_empty(j, start::launcher)) << where;
             EXPECT_EQ(p.cgroup_cpuset, mask_of(j, start::cgroup_cpuset)) << where;
+            EXPECT_EQ(p.quota_at_start.quota_us, int_or(j, start::cpu_quota_us)) << where;
+            EXPECT_EQ(p.quota_at_start.period_us, int_or(j, start::cpu_period_us)) << where;
+            EXPECT_EQ(p.quota_at_start.throttled, int_or(j, start::cpu_throttled)) << where;
+            EXPECT_EQ(p.cpu_quota_cgroup, string_or_empty(j, start::cpu_quota_cgroup)) << where;
             EXPECT_EQ(p.cmdline.size(), j[start::cmdline].size()) << where;
             for (const auto& [key, value] : j[start::tracer].items())
                 EXPECT_NE(std::find(std::begin(start::tracer_info::fields), std::end(start::tracer_info::fields), key),
@@ -275,9 +279,19 @@ EventKind check_line(const json& j, const ProcessImage& p, const std::string& wh
         }
         case EventKind::process_end: {
             namespace end = schema::process_end;
-            EXPECT_EQ(p.end_event, EventKind::process_end) << where;
-            EXPECT_EQ(p.end_how, string_or_empty(j, end::how)) << where;
-            EXPECT_EQ(p.exit_status, std::optional<std::int64_t>(int_or(j, end::status))) << where;
+            if (string_or_empty(j, end::how) == "signal") {
+                // The fatal-signal path's figures: the signal stays the end.
+                EXPECT_EQ(p.end_event, EventKind::signal) << where;
+                EXPECT_EQ(p.end_signal, int_or(j, end::signal)) << where;
+                EXPECT_FALSE(p.exit_status.has_value()) << where;
+            } else {
+                EXPECT_EQ(p.end_event, EventKind::process_end) << where;
+                EXPECT_EQ(p.end_how, string_or_empty(j, end::how)) << where;
+                EXPECT_EQ(p.exit_status, std::optional<std::int64_t>(int_or(j, end::status))) << where;
+            }
+            EXPECT_EQ(p.quota_at_end.quota_us, int_or(j, end::cpu_quota_us)) << where;
+            EXPECT_EQ(p.quota_at_end.periods, int_or(j, end::cpu_periods)) << where;
+            EXPECT_EQ(p.quota_at_end.throttled_ns, int_or(j, end::cpu_throttled_ns)) << where;
             EXPECT_EQ(p.utime_us, int_or(j, end::utime_us)) << where;
             EXPECT_EQ(p.stime_us, int_or(j, end::stime_us)) << where;
             EXPECT_EQ(p.nvcsw, int_or(j, end::nvcsw)) << where;

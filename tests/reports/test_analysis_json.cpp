@@ -77,5 +77,7 @@ TEST(AnalysisJson, NodeSummaryFigures) {
     n.processes = {0, 1};
     const json j = node_summary_to_json(n);
     EXPECT_EQ(j, json::parse(R"({"host":"n01","cores_available":4,"cpus_available":8,"cpus_total":16,"available":"0-7",
-        "job_restricted":true,"smt":true,"launch_host":false,"topology":"hwloc","threads":9,"service_threads":2})"));
+        "job_restricted":true,"smt":true,"launch_host":false,"topology":"hwloc","cpu_quota":null,"threads":9,"service_threads":2})"));
+    n.cpu_quota = 0.5;  // a cgroup quota below the available CPUs
+    EXPECT_EQ(node_summary_to_json(n)["cpu_quota"], 0.5);
 }

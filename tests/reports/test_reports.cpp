@@ -182,6 +182,10 @@ TEST(JsonReport, HasTheVersionedSchema) {
     EXPECT_EQ(node["processes"][1]["rank"], 1);
     EXPECT_EQ(node["processes"][1]["cpus"], "0-1");
     EXPECT_EQ(node["processes"][1]["runtimes"][1]["name"], "GNU OpenMP");
+    // Each flow's CPU time, the main thread first.
+    ASSERT_EQ(node["processes"][1]["flows"].size(), 4u);
+    EXPECT_EQ(node["processes"][1]["flows"][0]["tid"], 200);
+    for (const auto& f : node["processes"][1]["flows"]) EXPECT_TRUE(f["cpu_us"].is_number()) << f.dump();
     bool overload = false;
     for (const auto& f : j["findings"]) {
         for (const char* field : {"code", "severity", "check", "node", "resources", "message", "detail", "suggestion",
