@@ -87,6 +87,33 @@ struct DemandTrack {
 // first and last moment. Episodes under min_ns are left out of the window
 // (the instant a creator and its new threads overlap) unless nothing else
 // is left.
+// Sorted, merged: the union of the spans.
+std::vector<TimeSpan> merged(std::vector<TimeSpan> spans) {
+    std::sort(spans.begin(), spans.end(), [](const TimeSpan& a, const TimeSpan& b) { return a.start_ns < b.start_ns; });
+    std::vector<TimeSpan> out;
+    for (const TimeSpan& s : spans) {
+        if (s.end_ns <= s.start_ns) continue;
+        if (!out.empty() && s.start_ns <= out.back().end_ns)
+            out.back().end_ns = std::max(out.back().end_ns, s.end_ns);
+        else
+            out.push_back(s);
+    }
+    return out;
+}
+
+// How long two unions of spans (merged()) overlap.
+std::int64_t overlap_ns(const std::vector<TimeSpan>& a, const std::vector<TimeSpan>& b) {
+    std::int64_t total = 0;
+    auto i = a.begin();
+    auto j = b.begin();
+    while (i != a.end() && j != b.end()) {
+        const std::int64_t from = std::max(i->start_ns, j->start_ns), to = std::min(i->end_ns, j->end_ns);
+        if (to > from) total = add_saturating(total, subtract_saturating(to, from));
+        (i->end_ns < j->end_ns ? i : j)++;
+    }
+    return total;
+}
+
 void measure_over_demand(NodeLoad& load, const std::vector<DemandTrack>& cpus, std::int64_t min_ns) {
     std::vector<TimeSpan> all;
     for (unsigned cpu : load.over_demanded)
@@ -235,6 +262,21 @@ NodeLoad compute_node_load(const RunView& view, std::uint32_t node_index, const 
     for (const DemandTrack& d : cpu_track)
         load.peak_demand = std::max(load.peak_demand, static_cast<double>(d.tenths.sustained_peak(threshold)) / 10.0);
     measure_over_demand(load, cpu_track, options.min_window_episode_ns);
+    if (!load.over_demanded.empty()) {
+        std::vector<TimeSpan> over;
+        for (unsigned cpu : load.over_demanded)
+            if (cpu < cpu_track.size()) over.insert(over.end(), cpu_track[cpu].episodes.begin(), cpu_track[cpu].episodes.end());
+        over = merged(std::move(over));
+        std::vector<std::vector<TimeSpan>> busy_of(spans.size());
+        for (std::size_t slot = 0; slot < placed_of.size(); ++slot) {
+            const FlowView& flow = view.flows[load.active_flows[slot]];
+            busy_of[placed_of[slot].span].insert(busy_of[placed_of[slot].span].end(), flow.busy.begin(), flow.busy.end());
+        }
+        for (std::size_t s = 0; s < spans.size(); ++s) {
+            const std::int64_t during = overlap_ns(merged(std::move(busy_of[s])), over);
+            if (during >= threshold && during > 0) load.over_demand_processes.push_back(load.process_peak_flows[s].first);
+        }
+    }
 
     // Process granularity: how many processes may use each CPU at one moment.
     std::vector<Event> process_events;

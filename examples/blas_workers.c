@@ -1,0 +1,81 @@
+/* Worker processes that multiply matrices with a BLAS library loaded by its
+ * path (Debian installs each build of OpenBLAS and BLIS in a directory of
+ * its own: openblas-pthread, openblas-openmp, blis-pthread, blis-openmp),
+ * while the parent only waits for them, as a multiprocessing pool's does.
+ * Each worker repeats a dgemm of n x n matrices for `seconds` of wall time:
+ * the library's own thread pool (sized by OPENBLAS_NUM_THREADS,
+ * BLIS_NUM_THREADS, OMP_NUM_THREADS, or by default from the CPUs) computes
+ * next to the worker's main thread.
+ * Usage: blas_workers LIBRARY [processes] [seconds] [n]  (default 2, 1 s, 256) */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef void (*dgemm_fn)(const char*, const char*, const int*, const int*, const int*, const double*,
+                         const double*, const int*, const double*, const int*, const double*, double*,
+                         const int*);
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int work(const char* library, double seconds, int n) {
+    /* Loaded in the worker, after the fork: a pool started before a fork
+     * would not exist in the child. */
+    void* lib = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+    if (lib == NULL) {
+        fprintf(stderr, "blas_workers: %s\n", dlerror());
+        return 1;
+    }
+    dgemm_fn dgemm = (dgemm_fn)dlsym(lib, "dgemm_");
+    if (dgemm == NULL) {
+        fprintf(stderr, "blas_workers: %s has no dgemm_\n", library);
+        return 1;
+    }
+    double* a = malloc(sizeof(double) * (size_t)n * (size_t)n);
+    double* b = malloc(sizeof(double) * (size_t)n * (size_t)n);
+    double* c = malloc(sizeof(double) * (size_t)n * (size_t)n);
+    if (a == NULL || b == NULL || c == NULL) return 1;
+    for (int i = 0; i < n * n; ++i) {
+        a[i] = (double)(i % 7) * 0.25;
+        b[i] = (double)(i % 5) * 0.5;
+        c[i] = 0;
+    }
+    const double one = 1.0, zero = 0.0;
+    const double end = now() + seconds;
+    long products = 0;
+    while (now() < end) {
+        dgemm("N", "N", &n, &n, &n, &one, a, &n, b, &n, &zero, c, &n);
+        ++products;
+    }
+    printf("worker %d: %ld products of %dx%d (c[1] = %g)\n", (int)getpid(), products, n, n, c[1]);
+    return 0;
+}
+
+int main(int argc, char** argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: blas_workers LIBRARY [processes] [seconds] [n]\n");
+        return 2;
+    }
+    const int processes = argc > 2 ? atoi(argv[2]) : 2;
+    const double seconds = argc > 3 ? atof(argv[3]) : 1.0;
+    const int n = argc > 4 ? atoi(argv[4]) : 256;
+    for (int p = 0; p < processes; ++p) {
+        const pid_t pid = fork();
+        if (pid < 0) return 1;
+        if (pid == 0) {
+            const int rc = work(argv[1], seconds, n);
+            fflush(stdout);
+            _exit(rc);
+        }
+    }
+    int failed = 0, status = 0;
+    while (wait(&status) > 0)
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) failed = 1;
+    return failed;
+}
