@@ -100,7 +100,7 @@ ThreadCountSetting thread_count_setting(const RuntimeName& runtime) {
             return {"",
                     "TBB reads no variable for its thread count: limit it in the program with "
                     "tbb::global_control(tbb::global_control::max_allowed_parallelism, N), or run the work in a "
-                    "tbb::task_arena of N threads",
+                    "tbb::task_arena(N)",
                     "one thread per CPU the process may use"};
         default: return {};
     }

@@ -227,8 +227,9 @@ std::string setting_was(const NodeFacts& f, std::size_t n) {
     if (t == nullptr) return {};
     if (t->setting.variable.empty()) {
         std::string how(t->setting.in_the_program);
-        for (std::size_t at = how.find(", N)"); at != std::string::npos; at = how.find(", N)")) how.replace(at + 2, 1, std::to_string(n));
-        for (std::size_t at = how.find(" of N "); at != std::string::npos; at = how.find(" of N ")) how.replace(at + 4, 1, std::to_string(n));
+        // "N)" is where the count goes: "max_allowed_parallelism, N)", "task_arena(N)".
+        for (std::size_t at = how.find("N)"); at != std::string::npos; at = how.find("N)", at))
+            how.replace(at, 1, std::to_string(n));
         return how;
     }
     std::string s = std::string(t->setting.variable) +

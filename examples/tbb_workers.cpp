@@ -13,7 +13,8 @@
 #include <memory>
 
 #include <tbb/global_control.h>
-#include <tbb/parallel_for.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_reduce.h>
 
 namespace {
 

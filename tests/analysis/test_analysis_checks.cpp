@@ -895,7 +895,7 @@ TEST(Suggestions, TbbIsToldWhatWorksInTheProgram) {
     EXPECT_NE(f->suggestion.find("Run 1 TBB thread in each of the 2 processes (TBB reads no variable for its thread "
                                  "count: limit it in the program with "
                                  "tbb::global_control(tbb::global_control::max_allowed_parallelism, 1), or run the "
-                                 "work in a tbb::task_arena of 1 threads)"),
+                                 "work in a tbb::task_arena(1))"),
               std::string::npos)
         << f->suggestion;
     EXPECT_TRUE(f->remedy.env.empty());
