@@ -295,7 +295,7 @@ std::string diagnosis(const NodeFacts& f, const LauncherInfo& l) {
     const std::string unit = l.kind == LauncherKind::None ? "process" : "rank";
     if (f.binding.source == BindingSource::Launcher && f.busy_threads > f.narrowest) {
         const bool one = f.bound_ranks.size() == 1;
-        const std::string launcher = f.binding.launcher.empty() ? l.command : f.binding.launcher;
+        const std::string launcher = l.command.empty() ? f.binding.launcher : l.command;
         std::string s = capitalised(who_list(f.bound_ranks, unit)) + (one ? " was" : " were") + " bound by " +
                         launcher + " to " + (f.narrowest == 1 ? std::string("one core") : counted(f.narrowest, "core")) +
                         (one ? "" : " each") + binding_how(f, l);
