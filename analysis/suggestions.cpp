@@ -324,6 +324,9 @@ std::string run_plan_text(const NodeFacts& f, const LauncherInfo& l, const Plan&
     if (main_pool(f) && f.processes == 1 && plan.per_node == 1) return "Run " + counted(plan.threads, noun) + was;
     if (main_pool(f) && l.kind == LauncherKind::None && plan.per_node == f.processes)
         return "Run " + counted(plan.threads, noun) + " in each of the " + counted(f.processes, unit) + was;
+    if (main_pool(f) && l.kind == LauncherKind::None)
+        return "Run " + counted(plan.per_node, unit) + " (not " + std::to_string(f.processes) + ") with " +
+               counted(plan.threads, noun) + " each" + was;
     if (main_pool(f))
         return "Run " + counted(plan.per_node, unit) + " per node with " + counted(plan.threads, noun) + " each" + was;
     if (plan.per_node < f.processes) return "Run " + counted(plan.per_node, unit) + " per node";
@@ -369,7 +372,10 @@ std::string action(const NodeFacts& f, const LauncherInfo& l, Remedy& remedy) {
         // More processes than cores: as many processes of 1 thread as cores
         // first, then fewer processes that keep their threads.
         plan = {f.cores, 1, 1};
-        other = fitted;
+        // Without a launcher the remedy cannot say how many processes to
+        // start: the other configuration would only repeat the threads
+        // that ran.
+        if (l.kind != LauncherKind::None) other = fitted;
     } else if (fitted.threads < f.busy_threads && f.busy_threads <= f.cores && l.kind != LauncherKind::None) {
         other = Plan{f.cores / f.busy_threads, f.busy_threads, f.busy_threads};
     }

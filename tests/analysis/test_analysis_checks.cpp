@@ -825,7 +825,8 @@ namespace {
 // ends); each worker computes with its main thread and one thread of
 // `module` from 0.3 s to 1.5 s. `env` is every process's environment.
 RunModelBuilder pool_of_workers(const std::string& module,
-                                const std::vector<std::pair<std::string, std::string>>& env = {}) {
+                                const std::vector<std::pair<std::string, std::string>>& env = {},
+                                std::vector<std::int64_t> workers = {200, 300}) {
     RunModelBuilder b;
     b.add_node("n01", 2);
     const std::int64_t t0 = 1'000'000'000, fork_t = t0 + 300'000'000, end = t0 + 1'500'000'000;
@@ -838,7 +839,7 @@ RunModelBuilder pool_of_workers(const std::string& module,
     m.set_attr(helper, m.key(run_keys::creator_tid), std::int64_t{100});
     m.set_attr(helper, m.key(run_keys::create_ns), fork_t);
     m.set_attr(helper, m.key(run_keys::creator_cpu_ns), std::int64_t{300'000'000});
-    for (std::int64_t pid : {200, 300}) {
+    for (std::int64_t pid : workers) {
         const ComponentId w = b.add_process({.host = "n01", .pid = pid, .exe = "/usr/bin/python3.11",
                                              .start_ns = fork_t, .end_ns = end, .env = env});
         b.add_flow(w, {.tid = pid, .main = true, .cpus = cpus("0-1")});
@@ -868,6 +869,18 @@ TEST(Suggestions, APoolOfBlasWorkersIsToldTheLibrarysVariable) {
     EXPECT_EQ(f->remedy.processes_per_node, 2);
     EXPECT_EQ(a.view.flows[0].busy.size(), 1u);  // the parent computed before the fork only
     EXPECT_EQ(a.view.flows[0].busy[0].end_ns, 1'300'000'000);
+    // A pool of 3 on 2 cores: 2 processes of 1 thread; no launcher can be
+    // told to start fewer, and the threads that ran are not offered again.
+    RunModelBuilder three = pool_of_workers("/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3", {}, {200, 300, 400});
+    const AnalysisResult t = analyze(build_run_view(three.model()));
+    const Finding* g = find(t.findings, "overloaded-resources");
+    ASSERT_NE(g, nullptr);
+    EXPECT_NE(g->suggestion.find("3 processes with up to 2 threads each computing at once needed 6 CPUs on the 2 cores "
+                                 "of n01. Run 2 processes (not 3) with 1 OpenBLAS thread each (OPENBLAS_NUM_THREADS "
+                                 "was unset: one thread per CPU the process may use): OPENBLAS_NUM_THREADS=1"),
+              std::string::npos)
+        << g->suggestion;
+    EXPECT_EQ(g->suggestion.find("; or"), std::string::npos) << g->suggestion;
 }
 
 // BLIS built with OpenMP: libgomp creates the threads, and BLIS_NUM_THREADS,
