@@ -5,11 +5,15 @@
  * Each worker repeats a dgemm of n x n matrices for `seconds` of wall time:
  * the library's own thread pool (sized by OPENBLAS_NUM_THREADS,
  * BLIS_NUM_THREADS, OMP_NUM_THREADS, or by default from the CPUs) computes
- * next to the worker's main thread.
- * Usage: blas_workers LIBRARY [processes] [seconds] [n]  (default 2, 1 s, 256) */
+ * next to the worker's main thread. With "thread", each worker multiplies in
+ * a thread it creates and joins (the application's thread, computing beside
+ * the library's pool: two runtimes on the same cores).
+ * Usage: blas_workers LIBRARY [processes] [seconds] [n] [thread]  (default 2, 1 s, 256) */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,6 +61,19 @@ static int work(const char* library, double seconds, int n) {
     return 0;
 }
 
+struct Work {
+    const char* library;
+    double seconds;
+    int n;
+    int rc;
+};
+
+static void* work_in_a_thread(void* arg) {
+    struct Work* w = arg;
+    w->rc = work(w->library, w->seconds, w->n);
+    return NULL;
+}
+
 int main(int argc, char** argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: blas_workers LIBRARY [processes] [seconds] [n]\n");
@@ -65,11 +82,21 @@ int main(int argc, char** argv) {
     const int processes = argc > 2 ? atoi(argv[2]) : 2;
     const double seconds = argc > 3 ? atof(argv[3]) : 1.0;
     const int n = argc > 4 ? atoi(argv[4]) : 256;
+    const int in_a_thread = argc > 5 && strcmp(argv[5], "thread") == 0;
     for (int p = 0; p < processes; ++p) {
         const pid_t pid = fork();
         if (pid < 0) return 1;
         if (pid == 0) {
-            const int rc = work(argv[1], seconds, n);
+            int rc;
+            if (in_a_thread) {
+                struct Work w = {argv[1], seconds, n, 1};
+                pthread_t t;
+                if (pthread_create(&t, NULL, work_in_a_thread, &w) != 0) _exit(1);
+                pthread_join(t, NULL);
+                rc = w.rc;
+            } else {
+                rc = work(argv[1], seconds, n);
+            }
             fflush(stdout);
             _exit(rc);
         }

@@ -14,8 +14,8 @@
 //  - idle-resources: one rank under Open MPI's default binding, one
 //    process restricted by taskset;
 //  - underloaded-reservation: one busy thread on two cores;
-//  - runtime-contention: the Python pool whose workers multiply in a
-//    thread of their own (the application's thread and OpenBLAS's pool).
+//  - runtime-contention: workers that multiply in a thread of their own
+//    (the application's thread beside OpenBLAS's pool).
 // Not produced live here, with why: a node with hardware threads (SMT:
 // smt-shared-cores, smt-unused-hardware-threads; this machine has none),
 // several NUMA nodes (numa-remote-access, numa-serial-first-touch: one
@@ -359,13 +359,16 @@ TEST(FollowedSuggestions, PythonPoolOfNumpyWorkers) {
     expect_followed_suggestion_is_clean(job, "", "overloaded-resources");
 }
 
-// The same pool, each worker multiplying in a thread of its own: the
-// application's thread and OpenBLAS's pool contend (runtime-contention).
-TEST(FollowedSuggestions, PythonPoolWhoseWorkersMultiplyInAThread) {
+// Each worker multiplies in a thread it creates and joins: the
+// application's thread and OpenBLAS's pool compete on the same cores
+// (runtime-contention, beside the overload), and the remedy is the library's
+// variable.
+TEST(FollowedSuggestions, ApplicationThreadsBesideOpenBlasContend) {
+    const std::string library = kLibDir + "openblas-pthread/libblas.so.3";
     REQUIRE(kBin + "/examples/blas_workers");
-    if (!python_with_numpy()) GTEST_SKIP() << kPython << " has no numpy (python3-numpy)";
+    if (access(library.c_str(), R_OK) != 0) GTEST_SKIP() << library << " is not installed (libopenblas0-pthread)";
     Job job;
-    job.program = kPython + " " + kSource + "/examples/pool_matmul.py";
+    job.program = kBin + "/examples/blas_workers " + library;
     job.arguments = "2 0.6 256 thread";
     expect_followed_suggestion_is_clean(job, "", "runtime-contention");
 }
