@@ -430,7 +430,8 @@ std::string suggest_idle(const NodeFacts& f, const LauncherInfo& l, const Findin
                std::to_string(f.cores);
     const Plan wider{processes, std::max(threads, per), per};
     const Remedy wider_remedy = remedy_of(wider, f, l);
-    std::string give = (processes == 1 ? "give the process " : "give each of the " + counted(processes, "process") + " ") +
+    const std::string unit = l.kind == LauncherKind::None ? "process" : "rank";
+    std::string give = (processes == 1 ? "give the " + unit + " " : "give each of the " + counted(processes, unit) + " ") +
                        counted(per, "core") + " and as many threads";
     const std::string wider_cmd = command_of(wider_remedy, l);
     const std::size_t more = f.cores / threads;

@@ -812,7 +812,7 @@ TEST(Suggestions, OpenMpiBindingForAnIdleNode) {
         << idle->suggestion;
     // More processes first (expected faster), then wider processes.
     EXPECT_EQ(idle->suggestion.find("Start 8 processes per node instead of 2 (mpirun --map-by ppr:8:node --bind-to "
-                                    "core); or give each of the 2 processes 4 cores and as many threads"),
+                                    "core); or give each of the 2 ranks 4 cores and as many threads"),
               0u)
         << idle->suggestion;
     EXPECT_EQ(idle->remedy.processes_per_node, 8);
