@@ -1,7 +1,10 @@
 /* Worker processes that multiply matrices with a BLAS library loaded by its
  * path (Debian installs each build of OpenBLAS and BLIS in a directory of
- * its own: openblas-pthread, openblas-openmp, blis-pthread, blis-openmp),
- * while the parent only waits for them, as a multiprocessing pool's does.
+ * its own: openblas-pthread, openblas-openmp, blis-pthread, blis-openmp).
+ * The parent is the first worker, then waits for the others (a parent that
+ * only waited would, on a crowded machine, wait for a CPU at its last
+ * wake-up and read as a starved thread; the Python pool case is
+ * pool_matmul.py).
  * Each worker repeats a dgemm of n x n matrices for `seconds` of wall time:
  * the library's own thread pool (sized by OPENBLAS_NUM_THREADS,
  * BLIS_NUM_THREADS, OMP_NUM_THREADS, or by default from the CPUs) computes
@@ -83,25 +86,26 @@ int main(int argc, char** argv) {
     const double seconds = argc > 3 ? atof(argv[3]) : 1.0;
     const int n = argc > 4 ? atoi(argv[4]) : 256;
     const int in_a_thread = argc > 5 && strcmp(argv[5], "thread") == 0;
-    for (int p = 0; p < processes; ++p) {
-        const pid_t pid = fork();
-        if (pid < 0) return 1;
-        if (pid == 0) {
-            int rc;
-            if (in_a_thread) {
-                struct Work w = {argv[1], seconds, n, 1};
-                pthread_t t;
-                if (pthread_create(&t, NULL, work_in_a_thread, &w) != 0) _exit(1);
-                pthread_join(t, NULL);
-                rc = w.rc;
-            } else {
-                rc = work(argv[1], seconds, n);
-            }
-            fflush(stdout);
-            _exit(rc);
-        }
-    }
     int failed = 0, status = 0;
+    /* The others first, then the parent's own share. */
+    for (int p = processes - 1; p >= 0; --p) {
+        const pid_t pid = p == 0 ? 0 : fork();
+        if (pid < 0) return 1;
+        if (pid != 0) continue;
+        int rc;
+        if (in_a_thread) {
+            struct Work w = {argv[1], seconds, n, 1};
+            pthread_t t;
+            if (pthread_create(&t, NULL, work_in_a_thread, &w) != 0) return 1;
+            pthread_join(t, NULL);
+            rc = w.rc;
+        } else {
+            rc = work(argv[1], seconds, n);
+        }
+        fflush(stdout);
+        if (p > 0) _exit(rc);
+        failed = rc != 0;
+    }
     while (wait(&status) > 0)
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) failed = 1;
     return failed;

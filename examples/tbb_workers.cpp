@@ -1,5 +1,5 @@
-// Worker processes that compute with TBB, while the parent only waits for
-// them. TBB reads no environment variable for its thread count: a program
+// Worker processes that compute with TBB; the parent is the first of them,
+// then waits for the others. TBB reads no environment variable for its thread count: a program
 // limits it with tbb::global_control (max_allowed_parallelism) or runs its
 // work in a tbb::task_arena of the size it wants. Here `threads` (0: TBB's
 // default, one per CPU the process may use) sets the global_control.
@@ -47,16 +47,18 @@ int main(int argc, char** argv) {
     const int threads = argc > 1 ? std::atoi(argv[1]) : 0;
     const int processes = argc > 2 ? std::atoi(argv[2]) : 2;
     const double seconds = argc > 3 ? std::atof(argv[3]) : 1.0;
-    for (int p = 0; p < processes; ++p) {
-        const pid_t pid = fork();
-        if (pid < 0) return 1;
-        if (pid == 0) {
-            const int rc = work(threads, seconds);
-            std::fflush(stdout);
-            _exit(rc);
-        }
-    }
     int failed = 0, status = 0;
+    // The others first, then the parent's own share (TBB's pool is started
+    // after the forks, in each process).
+    for (int p = processes - 1; p >= 0; --p) {
+        const pid_t pid = p == 0 ? 0 : fork();
+        if (pid < 0) return 1;
+        if (pid != 0) continue;
+        const int rc = work(threads, seconds);
+        std::fflush(stdout);
+        if (p > 0) _exit(rc);
+        failed = rc != 0;
+    }
     while (wait(&status) > 0)
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) failed = 1;
     return failed;

@@ -270,8 +270,8 @@ TEST(FollowedSuggestions, TwoUnboundSingleThreadedRanksAreNotAWarning) {
 
 // ---- issue 26: the thread pools of the math libraries and TBB -------------------
 
-// Two worker processes, each multiplying with Debian's OpenBLAS (pthreads
-// build, one thread per CPU: 2 each) on 2 cores, the parent only waiting:
+// Two worker processes (the parent and its child), each multiplying with
+// Debian's OpenBLAS (pthreads build, one thread per CPU: 2 each) on 2 cores:
 // the remedy is OPENBLAS_NUM_THREADS=1.
 TEST(FollowedSuggestions, OpenBlasPthreadsWorkers) {
     const std::string library = kLibDir + "openblas-pthread/libblas.so.3";
