@@ -127,10 +127,8 @@ void classify_activity(FlowView& flow, const ActivityOptions& options) {
             busy = fraction >= options.service_fraction || (flow.starved && asked(st) >= options.service_fraction);
         }
         if (!busy) continue;
-        if (!flow.busy.empty() && flow.busy.back().end_ns == st.from.t)
-            flow.busy.back().end_ns = st.to.t;
-        else
-            flow.busy.push_back({st.from.t, st.to.t, -1});
+        if (!flow.busy.empty() && flow.busy.back().end_ns == st.from.t) flow.busy.back().end_ns = st.to.t;
+        else flow.busy.push_back({st.from.t, st.to.t, -1});
     }
     // A flow alive for an instant (start == end) that counts as load keeps
     // that instant: the checks still see it.

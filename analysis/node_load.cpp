@@ -93,10 +93,8 @@ std::vector<TimeSpan> merged(std::vector<TimeSpan> spans) {
     std::vector<TimeSpan> out;
     for (const TimeSpan& s : spans) {
         if (s.end_ns <= s.start_ns) continue;
-        if (!out.empty() && s.start_ns <= out.back().end_ns)
-            out.back().end_ns = std::max(out.back().end_ns, s.end_ns);
-        else
-            out.push_back(s);
+        if (!out.empty() && s.start_ns <= out.back().end_ns) out.back().end_ns = std::max(out.back().end_ns, s.end_ns);
+        else out.push_back(s);
     }
     return out;
 }
@@ -265,16 +263,19 @@ NodeLoad compute_node_load(const RunView& view, std::uint32_t node_index, const 
     if (!load.over_demanded.empty()) {
         std::vector<TimeSpan> over;
         for (unsigned cpu : load.over_demanded)
-            if (cpu < cpu_track.size()) over.insert(over.end(), cpu_track[cpu].episodes.begin(), cpu_track[cpu].episodes.end());
+            if (cpu < cpu_track.size())
+                over.insert(over.end(), cpu_track[cpu].episodes.begin(), cpu_track[cpu].episodes.end());
         over = merged(std::move(over));
         std::vector<std::vector<TimeSpan>> busy_of(spans.size());
         for (std::size_t slot = 0; slot < placed_of.size(); ++slot) {
             const FlowView& flow = view.flows[load.active_flows[slot]];
-            busy_of[placed_of[slot].span].insert(busy_of[placed_of[slot].span].end(), flow.busy.begin(), flow.busy.end());
+            busy_of[placed_of[slot].span].insert(busy_of[placed_of[slot].span].end(), flow.busy.begin(),
+                                                 flow.busy.end());
         }
         for (std::size_t s = 0; s < spans.size(); ++s) {
             const std::int64_t during = overlap_ns(merged(std::move(busy_of[s])), over);
-            if (during >= threshold && during > 0) load.over_demand_processes.push_back(load.process_peak_flows[s].first);
+            if (during >= threshold && during > 0)
+                load.over_demand_processes.push_back(load.process_peak_flows[s].first);
         }
     }
 

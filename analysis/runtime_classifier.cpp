@@ -88,8 +88,7 @@ RuntimeName classify_module(std::string_view module_path, std::string_view exe) 
 
 ThreadCountSetting thread_count_setting(const RuntimeName& runtime) {
     switch (runtime.family) {
-        case RuntimeFamily::OpenMP:
-            return {"OMP_NUM_THREADS", "", "one thread per CPU the process may use"};
+        case RuntimeFamily::OpenMP: return {"OMP_NUM_THREADS", "", "one thread per CPU the process may use"};
         case RuntimeFamily::MathLibrary:
             if (runtime.name == "OpenBLAS")
                 return {"OPENBLAS_NUM_THREADS", "", "one thread per CPU the process may use"};

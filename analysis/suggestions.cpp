@@ -15,7 +15,7 @@ namespace {
 // A runtime on the node whose thread count is a setting: OpenMP, a BLAS
 // library's thread pool (OpenBLAS, BLIS, MKL), TBB.
 struct ThreadPool {
-    std::string runtime;         // "GNU OpenMP", "OpenBLAS", "TBB"
+    std::string runtime;  // "GNU OpenMP", "OpenBLAS", "TBB"
     RuntimeFamily family = RuntimeFamily::Unknown;
     ThreadCountSetting setting;  // its variable, or what works in the program
     std::string value;           // the variable as recorded for the first process; "" when unset
@@ -132,8 +132,9 @@ NodeFacts facts_of(const RunView& view, const NodeLoad& load, const NodeView& no
                            thread_count_setting({"OpenMP", RuntimeFamily::OpenMP}), f.omp_num_threads});
     for (ThreadPool& t : f.pools)
         if (t.family == RuntimeFamily::OpenMP) t.value = f.omp_num_threads;
-    std::stable_sort(f.pools.begin(), f.pools.end(),
-                     [](const ThreadPool& a, const ThreadPool& b) { return pool_rank(a.family) < pool_rank(b.family); });
+    std::stable_sort(f.pools.begin(), f.pools.end(), [](const ThreadPool& a, const ThreadPool& b) {
+        return pool_rank(a.family) < pool_rank(b.family);
+    });
     // A variable of a library that is a pool here is that pool's setting.
     std::erase_if(f.library_variables, [&](const auto& kv) {
         return std::any_of(f.pools.begin(), f.pools.end(),
@@ -297,7 +298,8 @@ std::string diagnosis(const NodeFacts& f, const LauncherInfo& l) {
         const bool one = f.bound_ranks.size() == 1;
         const std::string launcher = l.command.empty() ? f.binding.launcher : l.command;
         std::string s = capitalised(who_list(f.bound_ranks, unit)) + (one ? " was" : " were") + " bound by " +
-                        launcher + " to " + (f.narrowest == 1 ? std::string("one core") : counted(f.narrowest, "core")) +
+                        launcher + " to " +
+                        (f.narrowest == 1 ? std::string("one core") : counted(f.narrowest, "core")) +
                         (one ? "" : " each") + binding_how(f, l);
         return s + ": " + (one ? "its " + threads : "the " + threads + " of each") + " computing at once shared " +
                (f.narrowest == 1 ? "that core" : "those " + counted(f.narrowest, "core"));
@@ -425,14 +427,16 @@ std::string suggest_idle(const NodeFacts& f, const LauncherInfo& l, const Findin
             " (by taskset, numactl or its parent). ";
     }
     if (!main_pool(f) && l.kind == LauncherKind::None && threads >= per && f.binding.source == BindingSource::None)
-        return "Use the " + counted(idle, "idle core") + ": start more processes or threads, or ask the "
-               "batch system for " + counted(f.cores - std::min(f.cores, idle), "core") + " instead of " +
-               std::to_string(f.cores);
+        return "Use the " + counted(idle, "idle core") +
+               ": start more processes or threads, or ask the "
+               "batch system for " +
+               counted(f.cores - std::min(f.cores, idle), "core") + " instead of " + std::to_string(f.cores);
     const Plan wider{processes, std::max(threads, per), per};
     const Remedy wider_remedy = remedy_of(wider, f, l);
     const std::string unit = l.kind == LauncherKind::None ? "process" : "rank";
-    std::string give = (processes == 1 ? "give the " + unit + " " : "give each of the " + counted(processes, unit) + " ") +
-                       counted(per, "core") + " and as many threads";
+    std::string give =
+        (processes == 1 ? "give the " + unit + " " : "give each of the " + counted(processes, unit) + " ") +
+        counted(per, "core") + " and as many threads";
     const std::string wider_cmd = command_of(wider_remedy, l);
     const std::size_t more = f.cores / threads;
     if (more > processes && l.kind != LauncherKind::None) {
@@ -474,9 +478,9 @@ std::string suggest_underloaded_reservation(const NodeFacts& f, const LauncherIn
         remedy.launcher.clear();
         remedy.launcher_options.clear();
         const std::string cmd = command_of(remedy, LauncherInfo{});
-        return "Use the reserved cores: " + (cmd.empty() ? "run " + counted(per, thread_noun(f)) + " per process"
-                                                         : cmd) +
-               " (" + setting_was(f, per) + "), " + fewer_cores;
+        return "Use the reserved cores: " +
+               (cmd.empty() ? "run " + counted(per, thread_noun(f)) + " per process" : cmd) + " (" +
+               setting_was(f, per) + "), " + fewer_cores;
     }
     remedy = remedy_of({processes, per, per}, f, l);
     const std::string cmd = command_of(remedy, l);

@@ -134,17 +134,21 @@ std::vector<Finding> check_temporal_stacking(const RunView& view, const std::vec
                         configuration = "temporally and spatially concurrent configuration, without contention: the " +
                                         (a_service ? ra : rb) + " flows are nearly idle service flows";
                     else if (v.temporal && v.spatial)
-                        configuration = "temporally and spatially concurrent configuration, within capacity: they may "
-                                        "use the same CPUs without over-subscribing them";
+                        configuration =
+                            "temporally and spatially concurrent configuration, within capacity: they may "
+                            "use the same CPUs without over-subscribing them";
                     else if (v.temporal)
-                        configuration = "temporally concurrent, spatially independent configuration: at the same "
-                                        "time on separate CPUs";
+                        configuration =
+                            "temporally concurrent, spatially independent configuration: at the same "
+                            "time on separate CPUs";
                     else if (v.spatial)
-                        configuration = "spatially concurrent, temporally independent configuration: the same CPUs "
-                                        "one after the other";
+                        configuration =
+                            "spatially concurrent, temporally independent configuration: the same CPUs "
+                            "one after the other";
                     else
-                        configuration = "temporally and spatially independent configuration: at different times on "
-                                        "separate CPUs";
+                        configuration =
+                            "temporally and spatially independent configuration: at different times on "
+                            "separate CPUs";
                     add_calm(configuration, pair);
                     calm_cpus |= v.common;
                     ++calm_pairs;
@@ -163,7 +167,8 @@ std::vector<Finding> check_temporal_stacking(const RunView& view, const std::vec
         f.resources = calm_cpus;
         f.flow_count = calm_flows;
         f.figures = {{"runtime_pairs", static_cast<std::int64_t>(calm_pairs)}};
-        f.message = calm_pairs == 1 ? "Runtimes stacked without contention: " : "Runtime pairs stacked without contention: ";
+        f.message =
+            calm_pairs == 1 ? "Runtimes stacked without contention: " : "Runtime pairs stacked without contention: ";
         for (std::size_t i = 0; i < calm.size(); ++i) {
             std::string pairs;
             for (const std::string& p : calm[i].second) pairs += (pairs.empty() ? "" : ", ") + p;

@@ -14,8 +14,8 @@ namespace stacksage {
 // "CPUs", "OpenMP thread" -> "OpenMP threads": the last word decides).
 inline std::string plural_of(std::string_view noun) {
     std::string s(noun);
-    const bool sibilant = s.ends_with("s") || s.ends_with("x") || s.ends_with("z") || s.ends_with("ch") ||
-                          s.ends_with("sh");
+    const bool sibilant =
+        s.ends_with("s") || s.ends_with("x") || s.ends_with("z") || s.ends_with("ch") || s.ends_with("sh");
     return s + (sibilant && !s.empty() ? "es" : "s");
 }
 

@@ -21,9 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
-typedef void (*dgemm_fn)(const char*, const char*, const int*, const int*, const int*, const double*,
-                         const double*, const int*, const double*, const int*, const double*, double*,
-                         const int*);
+typedef void (*dgemm_fn)(const char*, const char*, const int*, const int*, const int*, const double*, const double*,
+                         const int*, const double*, const int*, const double*, double*, const int*);
 
 static double now(void) {
     struct timespec t;

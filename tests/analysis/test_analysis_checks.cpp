@@ -81,7 +81,8 @@ TEST(RuntimeClassifier, NamesTheMathLibrariesPoolsAndTheirSettings) {
     EXPECT_EQ(classify_module(dir + "openblas-openmp/liblapack.so.3", "/bin/app").name, "OpenBLAS");
     EXPECT_EQ(classify_module(dir + "blis-pthread/libblas.so.3", "/bin/app").name, "BLIS");
     EXPECT_EQ(classify_module(dir + "blis-openmp/libblis.so.4", "/bin/app").name, "BLIS");
-    EXPECT_EQ(classify_module(dir + "blas/libblas.so.3", "/bin/app").family, RuntimeFamily::Library);  // the reference BLAS
+    EXPECT_EQ(classify_module(dir + "blas/libblas.so.3", "/bin/app").family,
+              RuntimeFamily::Library);  // the reference BLAS
     EXPECT_EQ(classify_module(dir + "libtbb.so.12", "/bin/app").family, RuntimeFamily::TBB);
     EXPECT_EQ(thread_count_setting(classify_module(dir + "blis-pthread/libblis.so.4", "/bin/app")).variable,
               "BLIS_NUM_THREADS");
@@ -320,8 +321,11 @@ TEST(TemporalStacking, PairsWithoutContentionAreOneLinePerNode) {
         b.add_flow(p, {.tid = pid, .main = true, .cpus = cpus("0")});
         b.add_flow(p, {.tid = pid + 1, .creator_module = kGomp, .cpus = cpus("1")});
         b.add_flow(p, {.tid = pid + 2, .creator_module = kOpenPal, .cpus = cpus("2"), .cpu_time_us = 0, .busy = false});
-        b.add_flow(p, {.tid = pid + 3, .creator_module = "/usr/lib/x86_64-linux-gnu/libpmix.so.2", .cpus = cpus("3"),
-                       .cpu_time_us = 0, .busy = false});
+        b.add_flow(p, {.tid = pid + 3,
+                       .creator_module = "/usr/lib/x86_64-linux-gnu/libpmix.so.2",
+                       .cpus = cpus("3"),
+                       .cpu_time_us = 0,
+                       .busy = false});
         b.add_flow(p, {.tid = pid + 4, .creator_module = kMkl, .cpus = cpus("4-5")});
     }
     const auto findings = check_temporal_stacking(build_run_view(b.model()));
@@ -830,18 +834,21 @@ RunModelBuilder pool_of_workers(const std::string& module,
     RunModelBuilder b;
     b.add_node("n01", 2);
     const std::int64_t t0 = 1'000'000'000, fork_t = t0 + 300'000'000, end = t0 + 1'500'000'000;
-    const ComponentId parent = b.add_process({.host = "n01", .pid = 100, .exe = "/usr/bin/python3.11",
-                                              .start_ns = t0, .end_ns = end, .env = env});
+    const ComponentId parent = b.add_process(
+        {.host = "n01", .pid = 100, .exe = "/usr/bin/python3.11", .start_ns = t0, .end_ns = end, .env = env});
     b.add_flow(parent, {.tid = 100, .main = true, .cpus = cpus("0-1"), .cpu_time_us = 310'000});
-    const ComponentId helper = b.add_flow(parent, {.tid = 101, .creator_module = "/usr/bin/python3.11",
-                                                   .cpus = cpus("0-1"), .start_ns = fork_t, .cpu_time_us = 100});
+    const ComponentId helper = b.add_flow(parent, {.tid = 101,
+                                                   .creator_module = "/usr/bin/python3.11",
+                                                   .cpus = cpus("0-1"),
+                                                   .start_ns = fork_t,
+                                                   .cpu_time_us = 100});
     Model& m = b.model();
     m.set_attr(helper, m.key(run_keys::creator_tid), std::int64_t{100});
     m.set_attr(helper, m.key(run_keys::create_ns), fork_t);
     m.set_attr(helper, m.key(run_keys::creator_cpu_ns), std::int64_t{300'000'000});
     for (std::int64_t pid : workers) {
-        const ComponentId w = b.add_process({.host = "n01", .pid = pid, .exe = "/usr/bin/python3.11",
-                                             .start_ns = fork_t, .end_ns = end, .env = env});
+        const ComponentId w = b.add_process(
+            {.host = "n01", .pid = pid, .exe = "/usr/bin/python3.11", .start_ns = fork_t, .end_ns = end, .env = env});
         b.add_flow(w, {.tid = pid, .main = true, .cpus = cpus("0-1")});
         b.add_flow(w, {.tid = pid + 1, .creator_module = module, .cpus = cpus("0-1")});
     }
@@ -871,7 +878,8 @@ TEST(Suggestions, APoolOfBlasWorkersIsToldTheLibrarysVariable) {
     EXPECT_EQ(a.view.flows[0].busy[0].end_ns, 1'300'000'000);
     // A pool of 3 on 2 cores: 2 processes of 1 thread; no launcher can be
     // told to start fewer, and the threads that ran are not offered again.
-    RunModelBuilder three = pool_of_workers("/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3", {}, {200, 300, 400});
+    RunModelBuilder three =
+        pool_of_workers("/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3", {}, {200, 300, 400});
     const AnalysisResult t = analyze(build_run_view(three.model()));
     const Finding* g = find(t.findings, "overloaded-resources");
     ASSERT_NE(g, nullptr);
@@ -894,8 +902,8 @@ TEST(Suggestions, AnOpenMpBuildOfABlasIsToldBothVariables) {
                                  "BLIS_NUM_THREADS was 2): OMP_NUM_THREADS=1 BLIS_NUM_THREADS=1"),
               std::string::npos)
         << f->suggestion;
-    EXPECT_EQ(f->remedy.env, (std::vector<std::pair<std::string, std::string>>{{"OMP_NUM_THREADS", "1"},
-                                                                                {"BLIS_NUM_THREADS", "1"}}));
+    EXPECT_EQ(f->remedy.env,
+              (std::vector<std::pair<std::string, std::string>>{{"OMP_NUM_THREADS", "1"}, {"BLIS_NUM_THREADS", "1"}}));
 }
 
 // TBB reads no variable: the advice says what works in the program, and the
@@ -943,11 +951,15 @@ TEST(Suggestions, SpinWaitAdviceIsNotGivenWhereApplied) {
 TEST(Suggestions, SlurmsBindingIsNamedWithTheSrunOptions) {
     RunModelBuilder b;
     b.add_node("n01", 2);
-    const ComponentId p = b.add_process(
-        {.host = "n01", .pid = 100, .rank = 0,
-         .env = {{"OMP_NUM_THREADS", "2"}, {"SLURM_CPU_BIND", "quiet,mask_cpu:0x1"}, {"SLURM_CPU_BIND_TYPE", "mask_cpu:"},
-                 {"SLURM_CPU_BIND_LIST", "0x1"}},
-         .identity = {{"SLURM_PROCID", "0"}, {"SLURM_STEP_ID", "0"}, {"SLURM_JOB_ID", "42"}}});
+    const ComponentId p =
+        b.add_process({.host = "n01",
+                       .pid = 100,
+                       .rank = 0,
+                       .env = {{"OMP_NUM_THREADS", "2"},
+                               {"SLURM_CPU_BIND", "quiet,mask_cpu:0x1"},
+                               {"SLURM_CPU_BIND_TYPE", "mask_cpu:"},
+                               {"SLURM_CPU_BIND_LIST", "0x1"}},
+                       .identity = {{"SLURM_PROCID", "0"}, {"SLURM_STEP_ID", "0"}, {"SLURM_JOB_ID", "42"}}});
     b.add_flow(p, {.tid = 100, .main = true, .cpus = cpus("0")});
     b.add_flow(p, {.tid = 101, .creator_module = kGomp, .cpus = cpus("0")});
     b.model().set_attr(p, b.model().key(run_keys::ppid), std::int64_t{77});  // slurmstepd, not recorded

@@ -82,8 +82,7 @@ TEST(SlurmBinding, SrunsTaskAffinityIsNamedWithTheOptionsThatChangeIt) {
 }
 
 TEST(SlurmBinding, CpusPerTaskIsSaidAsRecorded) {
-    const Report r = two_nodes_one_task_each({{"SLURM_CPU_BIND", "quiet,mask_cpu:0x1"},
-                                              {"SLURM_CPUS_PER_TASK", "1"}});
+    const Report r = two_nodes_one_task_each({{"SLURM_CPU_BIND", "quiet,mask_cpu:0x1"}, {"SLURM_CPUS_PER_TASK", "1"}});
     EXPECT_NE(r.text.find("(Slurm's task/affinity binding: SLURM_CPU_BIND=quiet,mask_cpu:0x1; SLURM_CPUS_PER_TASK=1; "),
               std::string::npos)
         << r.text;

@@ -173,7 +173,8 @@ void expect_followed_suggestion_is_clean(const Job& job, const std::string& laun
         EXPECT_NE(now, was) << "the remedy asks for what already ran: " << remedies[i].dump();
         const Recorded after = record(dir, "after" + std::to_string(i), fixed, launcher);
         EXPECT_EQ(after.check_exit, 0) << "the suggestion followed: " << now << "\n"
-                                       << after.check_output << "\n" << after.report["findings"].dump(1);
+                                       << after.check_output << "\n"
+                                       << after.report["findings"].dump(1);
     }
 }
 
