@@ -22,8 +22,9 @@
 // NUMA node), and ran-outside-affinity (needs a mask changed behind the
 // recorder's back while the cpu-clock sampler follows the thread). These
 // have no remedy as data; their advice is tested on hand-built models in
-// tests/analysis. Slurm's binding (srun) is tested on synthetic runs there
-// too: this machine has no Slurm.
+// tests/analysis. Slurm's binding (srun) is tested there and on synthetic
+// two-node runs (tests/pipeline/test_slurm_binding.cpp): this machine has no
+// Slurm.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
