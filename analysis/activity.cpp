@@ -1,7 +1,9 @@
 #include "analysis/activity.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
+#include <vector>
 
 #include "analysis/flow_refs.hpp"
 #include "core/saturating.hpp"
@@ -60,25 +62,20 @@ void classify_activity(FlowView& flow, const ActivityOptions& options) {
     const std::int64_t total_ns = flow.cpu_time_us < 0                          ? -1
                                   : flow.cpu_time_us > INT64_MAX / 1000 ? INT64_MAX
                                                                         : flow.cpu_time_us * 1000;
+    // The stretches first, judged once all are known (a starved flow's wait
+    // is shared out among them).
+    struct Stretch {
+        CpuReading from, to;
+        bool known() const { return from.cpu_ns >= 0 && to.cpu_ns >= from.cpu_ns; }
+        std::int64_t length() const { return subtract_saturating(to.t, from.t); }
+        std::int64_t cpu() const { return known() ? subtract_saturating(to.cpu_ns, from.cpu_ns) : -1; }
+        // The most it can have waited for a CPU: the time it did not run.
+        std::int64_t room() const { return known() ? std::max<std::int64_t>(0, length() - cpu()) : length(); }
+    };
+    std::vector<Stretch> stretches;
     CpuReading from{flow.start_ns, starts_at_zero ? 0 : -1};
     auto add_stretch = [&](CpuReading to) {
-        if (to.t <= from.t) return;
-        bool busy = active;
-        const std::int64_t length = subtract_saturating(to.t, from.t);
-        // A long enough stretch with both readings known is judged on its
-        // own: a main thread that computed alone before it waited is load
-        // then, even if its whole life is mostly waiting. A stretch under
-        // the threshold is idle only if the flow was not starved (a starved
-        // flow's low share is a wait for a CPU, not idleness).
-        if (from.cpu_ns >= 0 && to.cpu_ns >= from.cpu_ns && length >= options.min_lifetime_ns) {
-            const double fraction = static_cast<double>(to.cpu_ns - from.cpu_ns) / static_cast<double>(length);
-            busy = fraction >= options.service_fraction || flow.starved;
-        }
-        if (!busy) return;
-        if (!flow.busy.empty() && flow.busy.back().end_ns == from.t)
-            flow.busy.back().end_ns = to.t;
-        else
-            flow.busy.push_back({from.t, to.t, -1});
+        if (to.t > from.t) stretches.push_back({from, to});
     };
     // Readings taken as it created threads split the awake stretches further.
     auto reading = flow.cpu_readings.begin();
@@ -96,6 +93,43 @@ void classify_activity(FlowView& flow, const ActivityOptions& options) {
     }
     read_until(flow.end_ns);
     add_stretch({flow.end_ns, total_ns});
+
+    // What a starved flow asked for in a stretch: the CPU it got there plus
+    // its part of the wait for a CPU, which is known for its whole life
+    // only. A thread waits for a CPU at each turn it gets, so the wait is
+    // shared out in proportion to the CPU time, but a stretch holds at
+    // least what the others have no room for (their length less their CPU
+    // time) and at most its own room. A pool's parent that was starved while
+    // it started on a crowded node, then blocked while its workers computed,
+    // used almost no CPU in that stretch and asked for little there.
+    std::int64_t all_room = 0;
+    for (const Stretch& st : stretches) all_room = add_saturating(all_room, st.room());
+    const std::int64_t delay = flow.starved && flow.run_delay_ns > 0 ? flow.run_delay_ns : -1;
+    auto asked = [&](const Stretch& st) {
+        const double length = static_cast<double>(st.length());
+        const double cpu = static_cast<double>(st.cpu());
+        if (delay < 0 || total_ns <= 0) return 1.0;  // starved, wait unknown: busy throughout
+        const double forced = std::max(0.0, static_cast<double>(delay) - static_cast<double>(all_room - st.room()));
+        const double share = cpu * static_cast<double>(delay) / static_cast<double>(total_ns);
+        const double waited = std::min(static_cast<double>(st.room()), std::max(forced, share));
+        return (cpu + waited) / length;
+    };
+    for (const Stretch& st : stretches) {
+        bool busy = active;
+        const std::int64_t length = st.length();
+        // A long enough stretch with both readings known is judged on its
+        // own: a main thread that computed alone before it waited is load
+        // then, even if its whole life is mostly waiting. A stretch under
+        // the threshold is idle only if the flow was not starved (a starved
+        // flow's low share is a wait for a CPU, not idleness).
+        if (st.known() && length >= options.min_lifetime_ns) {
+            const double fraction = static_cast<double>(st.cpu()) / static_cast<double>(length);
+            busy = fraction >= options.service_fraction || (flow.starved && asked(st) >= options.service_fraction);
+        }
+        if (!busy) continue;
+        if (!flow.busy.empty() && flow.busy.back().end_ns == st.from.t) flow.busy.back().end_ns = st.to.t;
+        else flow.busy.push_back({st.from.t, st.to.t, -1});
+    }
     // A flow alive for an instant (start == end) that counts as load keeps
     // that instant: the checks still see it.
     if (flow.busy.empty() && active && flow.waits.empty()) flow.busy.push_back({flow.start_ns, flow.end_ns, -1});

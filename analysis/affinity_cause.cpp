@@ -28,6 +28,12 @@ AffinityCauses affinity_causes(const RunView& view, const NodeLoad& load) {
         // Set before the program started: its launcher or parent bound it
         // between fork and exec (binding_origin.hpp), no call of the program.
         if (iv.start_ns < view.processes[flow.process].program_start_ns) continue;
+        // A call that widened the mask (to every CPU of the node, or to more
+        // than the flow had: hwloc unbinding a thread at MPI_Init) opened
+        // CPUs; it did not crowd the flow onto them.
+        const Cpuset& available = view.nodes[view.processes[flow.process].node].available;
+        if (!available.empty() && (available & iv.cpuset) == available) continue;
+        if (share.interval > 0 && flow.intervals[share.interval - 1].cpuset.is_subset_of(iv.cpuset)) continue;
         out.by_calls_ns = add_saturating(out.by_calls_ns, share.ns);
         out.calls.push_back({share.flow, share.interval, share.ns});
     }

@@ -52,6 +52,30 @@ bool environment_asks_for_binding(const ProcessView& p) {
     return false;
 }
 
+// Slurm's task/affinity bound the task: its environment names a binding
+// type other than none (SLURM_CPU_BIND_TYPE=mask_cpu:, SLURM_CPU_BIND=
+// quiet,mask_cpu:0x1, ...). Returns how, for the advice; "" when not.
+std::string slurm_binding(const ProcessView& p) {
+    const auto type = p.env_value("SLURM_CPU_BIND_TYPE");
+    const auto bind = p.env_value("SLURM_CPU_BIND");
+    auto names_a_binding = [](std::string_view v) {
+        for (std::string_view word :
+             {"mask_cpu", "map_cpu", "mask_ldom", "map_ldom", "cores", "threads", "sockets", "ldoms", "rank", "boards"})
+            if (v.find(word) != std::string_view::npos) return true;
+        return false;
+    };
+    const bool bound = (type && names_a_binding(*type)) || (!type && bind && names_a_binding(*bind));
+    if (!bound) return {};
+    std::string how = "Slurm's task/affinity binding: ";
+    if (bind) how += "SLURM_CPU_BIND=" + std::string(*bind);
+    else how += "SLURM_CPU_BIND_TYPE=" + std::string(*type);
+    if (auto list = p.env_value("SLURM_CPU_BIND_LIST"); list && !bind)
+        how += ", SLURM_CPU_BIND_LIST=" + std::string(*list);
+    if (auto cpt = p.env_value("SLURM_CPUS_PER_TASK")) how += "; SLURM_CPUS_PER_TASK=" + std::string(*cpt);
+    else how += "; SLURM_CPUS_PER_TASK unset: 1 CPU per task";
+    return how + "; srun --cpus-per-task=N gives each task N CPUs, --cpu-bind=cores|none changes the binding";
+}
+
 }  // namespace
 
 BindingOrigin binding_origin(const RunView& view, const ProcessView& p) {
@@ -70,6 +94,12 @@ BindingOrigin binding_origin(const RunView& view, const ProcessView& p) {
             origin.launcher_default = !environment_asks_for_binding(p) && !some_launcher_asks_for_binding(view);
             return origin;
         }
+    }
+    if (std::string slurm = slurm_binding(p); !slurm.empty()) {
+        origin.source = BindingSource::Launcher;
+        origin.launcher = "srun";
+        origin.launcher_detail = std::move(slurm);
+        return origin;
     }
     origin.source = BindingSource::Inherited;
     return origin;

@@ -7,7 +7,11 @@
 // fix is a launcher option (--bind-to none, or --map-by ppr:1:node:PE=2).
 // The evidence is the mask the program started with (the last exec'ed
 // image's process_start) against its parent's: a launcher parent with a
-// wider mask bound it between fork and exec.
+// wider mask bound it between fork and exec. Under Slurm the task's parent
+// is slurmstepd, which the recorder does not see (slurmd starts it, not the
+// job): there the evidence is what task/affinity writes into each task's
+// environment (SLURM_CPU_BIND, SLURM_CPU_BIND_TYPE, SLURM_CPU_BIND_LIST),
+// with SLURM_CPUS_PER_TASK.
 #pragma once
 
 #include <string>
@@ -31,6 +35,12 @@ struct BindingOrigin {
     // environment asked for a binding (Open MPI binds to core for np <= 2,
     // to package or NUMA node above).
     bool launcher_default = false;
+    // How the launcher bound, where its own record says so: Slurm's
+    // task/affinity plugin leaves its binding in the task's environment
+    // ("Slurm's task/affinity binding: SLURM_CPU_BIND=quiet,mask_cpu:0x1;
+    // SLURM_CPUS_PER_TASK unset: 1 CPU per task; srun --cpus-per-task and
+    // --cpu-bind change it"). "" otherwise.
+    std::string launcher_detail;
 };
 
 // \return where process p's starting mask came from.

@@ -487,6 +487,23 @@ NodeLoad compute_node_load(const RunView& view, std::uint32_t node_index, const 
     const std::int64_t window_episode_ns =
         measure_over_demand(load, cpu_track, options.min_window_episode_ns,
                             std::max(threshold / 4, options.creator_stretch_ns));
+    // The processes that made the demand: busy while CPUs were over-demanded
+    // for the threshold in all (a pool's parent that computed before it
+    // forked its workers and then waited for them is not one).
+    if (!load.over_demanded.empty()) {
+        std::vector<TimeSpan> over;
+        for (unsigned cpu : load.over_demanded)
+            if (cpu < cpu_track.size())
+                over.insert(over.end(), cpu_track[cpu].episodes.begin(), cpu_track[cpu].episodes.end());
+        over = merged(std::move(over));
+        std::vector<std::vector<TimeSpan>> busy_of(process_of.size());
+        for (const Slot& slot : slots)
+            busy_of[slot.process].insert(busy_of[slot.process].end(), slot.pieces.begin(), slot.pieces.end());
+        for (std::size_t s = 0; s < process_of.size(); ++s) {
+            const std::int64_t during = overlap_ns(merged(std::move(busy_of[s])), over);
+            if (during >= threshold && during > 0) load.over_demand_processes.push_back(process_of[s]);
+        }
+    }
 
     // Who was busy on the over-demanded CPUs while they were (in the
     // episodes the window kept), under which mask. Masks are few (threads of a team share one): the episodes of

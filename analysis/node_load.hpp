@@ -104,6 +104,11 @@ struct NodeLoad {
     std::vector<std::pair<std::uint32_t, std::size_t>> process_peak_flows;
     // Per entry of process_peak_flows: how long the process had a busy flow.
     std::vector<std::int64_t> process_busy_ns;
+    // The processes of process_peak_flows that were busy while CPUs were
+    // over-demanded, for at least the threshold in all: those that made the
+    // demand. A pool's parent that computed before it forked its workers
+    // and then waited for them is not one. Empty without over-demand.
+    std::vector<std::uint32_t> over_demand_processes;
     double peak_demand = 0;          // highest demand a CPU held for at least the threshold without a break
     // The node's run: from the first process's start to the last one's end
     // (launchers included), the clock findings' times are given on.

@@ -48,6 +48,24 @@ std::string_view file_name(std::string_view path) {
     return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
+// The directory the module is in: "openblas-pthread" for
+// /usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3.
+std::string_view directory_name(std::string_view path) {
+    const std::size_t slash = path.rfind('/');
+    if (slash == std::string_view::npos || slash == 0) return {};
+    const std::string_view dir = path.substr(0, slash);
+    const std::size_t before = dir.rfind('/');
+    return before == std::string_view::npos ? dir : dir.substr(before + 1);
+}
+
+// Debian's alternatives: every build of a BLAS is libblas.so.3 (and
+// libblis.so.4, libopenblas.so.0) in a directory named after the build.
+constexpr std::array<Known, 3> kBuildDirectories = {{
+    {"openblas", "OpenBLAS", RuntimeFamily::MathLibrary},
+    {"blis", "BLIS", RuntimeFamily::MathLibrary},
+    {"mkl", "MKL", RuntimeFamily::MathLibrary},
+}};
+
 }  // namespace
 
 RuntimeName classify_module(std::string_view module_path, std::string_view exe) {
@@ -57,10 +75,34 @@ RuntimeName classify_module(std::string_view module_path, std::string_view exe) 
     const std::string_view file = file_name(module_path);
     for (const Known& k : kKnown)
         if (file.starts_with(k.prefix)) return {std::string(k.name), k.family};
+    if (file.starts_with("libblas") || file.starts_with("liblapack") || file.starts_with("libcblas")) {
+        const std::string_view dir = directory_name(module_path);
+        for (const Known& k : kBuildDirectories)
+            if (dir.starts_with(k.prefix)) return {std::string(k.name), k.family};
+    }
     // Not a shared object: another executable image (a program that was
     // exec'ed over, a JIT): call it the application's.
     if (file.find(".so") == std::string_view::npos) return {"application", RuntimeFamily::Application};
     return {std::string(file.substr(0, file.find(".so"))), RuntimeFamily::Library};
+}
+
+ThreadCountSetting thread_count_setting(const RuntimeName& runtime) {
+    switch (runtime.family) {
+        case RuntimeFamily::OpenMP: return {"OMP_NUM_THREADS", "", "one thread per CPU the process may use"};
+        case RuntimeFamily::MathLibrary:
+            if (runtime.name == "OpenBLAS")
+                return {"OPENBLAS_NUM_THREADS", "", "one thread per CPU the process may use"};
+            if (runtime.name == "BLIS") return {"BLIS_NUM_THREADS", "", "OMP_NUM_THREADS, else 1 thread"};
+            if (runtime.name == "MKL") return {"MKL_NUM_THREADS", "", "one thread per core the process may use"};
+            return {};
+        case RuntimeFamily::TBB:
+            return {"",
+                    "TBB reads no variable for its thread count: limit it in the program with "
+                    "tbb::global_control(tbb::global_control::max_allowed_parallelism, N), or run the work in a "
+                    "tbb::task_arena(N)",
+                    "one thread per CPU the process may use"};
+        default: return {};
+    }
 }
 
 std::string_view to_string(RuntimeFamily family) {

@@ -60,6 +60,20 @@ std::vector<Finding> check_temporal_stacking(const RunView& view, const std::vec
                     by_runtime[view.flows[f].runtime].push_back(f);
         if (by_runtime.size() < 2) continue;
         std::map<std::uint32_t, Cpuset> cpus_of;
+        // Pairs without contention, by configuration (in the order first
+        // met): one finding per node lists them all.
+        std::vector<std::pair<std::string, std::vector<std::string>>> calm;
+        Cpuset calm_cpus;
+        std::set<std::uint32_t> calm_runtimes;
+        std::size_t calm_flows = 0, calm_pairs = 0;
+        auto add_calm = [&](const std::string& configuration, const std::string& pair) {
+            for (auto& [c, pairs] : calm)
+                if (c == configuration) {
+                    pairs.push_back(pair);
+                    return;
+                }
+            calm.push_back({configuration, {pair}});
+        };
         for (const auto& [r, flows] : by_runtime)
             for (std::uint32_t f : flows) cpus_of[r] |= view.flows[f].placement & node.available;
 
@@ -114,32 +128,53 @@ std::vector<Finding> check_temporal_stacking(const RunView& view, const std::vec
                                 " (temporally and spatially concurrent configuration: contention " + where + ")";
                     attach_flows(f, view, std::vector<std::uint32_t>(v.flows.begin(), v.flows.end()));
                 } else {
-                    f.code = FindingCode::RuntimeStacking;
-                    f.severity = Severity::Info;
-                    f.resources = v.common;
+                    // Information: gathered into the node's one line below.
+                    std::string configuration;
                     if (v.temporal && v.spatial && (a_service || b_service))
-                        f.message = pair + " run at the same time and may use the same " + describe_cpus(node, v.common) +
-                                    ", but the " + (a_service ? ra : rb) +
-                                    " flows are nearly idle service flows: they do not compete (temporally and "
-                                    "spatially concurrent configuration, without contention)";
+                        configuration = "temporally and spatially concurrent configuration, without contention: the " +
+                                        (a_service ? ra : rb) + " flows are nearly idle service flows";
                     else if (v.temporal && v.spatial)
-                        f.message = pair + " run at the same time and may use the same " + describe_cpus(node, v.common) +
-                                    " without over-subscribing them (temporally and spatially concurrent "
-                                    "configuration, within capacity)";
+                        configuration =
+                            "temporally and spatially concurrent configuration, within capacity: they may "
+                            "use the same CPUs without over-subscribing them";
                     else if (v.temporal)
-                        f.message = pair + " run at the same time on separate CPUs (temporally concurrent, "
-                                           "spatially independent configuration)";
+                        configuration =
+                            "temporally concurrent, spatially independent configuration: at the same "
+                            "time on separate CPUs";
                     else if (v.spatial)
-                        f.message = pair + " use the same " + describe_cpus(node, v.common) +
-                                    " one after the other (spatially concurrent, temporally independent "
-                                    "configuration)";
+                        configuration =
+                            "spatially concurrent, temporally independent configuration: the same CPUs "
+                            "one after the other";
                     else
-                        f.message = pair + " run at different times on separate CPUs (temporally and spatially "
-                                           "independent configuration)";
-                    f.flow_count = a->second.size() + b->second.size();
+                        configuration =
+                            "temporally and spatially independent configuration: at different times on "
+                            "separate CPUs";
+                    add_calm(configuration, pair);
+                    calm_cpus |= v.common;
+                    ++calm_pairs;
+                    for (auto r : {a->first, b->first})
+                        if (calm_runtimes.insert(r).second) calm_flows += by_runtime[r].size();
+                    continue;
                 }
                 out.push_back(std::move(f));
             }
+        if (calm.empty()) continue;
+        Finding f;
+        f.check = "temporal-stacking";
+        f.node = std::string(node.host);
+        f.code = FindingCode::RuntimeStacking;
+        f.severity = Severity::Info;
+        f.resources = calm_cpus;
+        f.flow_count = calm_flows;
+        f.figures = {{"runtime_pairs", static_cast<std::int64_t>(calm_pairs)}};
+        f.message =
+            calm_pairs == 1 ? "Runtimes stacked without contention: " : "Runtime pairs stacked without contention: ";
+        for (std::size_t i = 0; i < calm.size(); ++i) {
+            std::string pairs;
+            for (const std::string& p : calm[i].second) pairs += (pairs.empty() ? "" : ", ") + p;
+            f.message += (i ? "; " : "") + pairs + " (" + calm[i].first + ")";
+        }
+        out.push_back(std::move(f));
     }
     return out;
 }

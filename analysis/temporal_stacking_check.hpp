@@ -10,6 +10,11 @@
 //    spatially concurrent and temporally independent, both independent, or
 //    both concurrent within capacity: an OpenMP team's master thread and its
 //    workers sharing the process's cores take turns without over-subscription).
+// The pairs without contention of one node are one finding, grouped by
+// configuration ("Runtime pairs stacked without contention: GNU OpenMP and
+// Open MPI, application and PMIx (temporally and spatially concurrent
+// configuration, within capacity: ...); ..."): one line per node, however
+// many runtimes it holds. Each contention is a finding of its own.
 // Service flows take part in the configurations but never make contention.
 // Main threads take no part: every runtime of a process runs on its main
 // thread, which stacks nothing by itself.

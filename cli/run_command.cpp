@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "core/plural.hpp"
 #include "cli/command_output.hpp"
 #include "cli/commands.hpp"
 #include "cli/launcher_forwarding.hpp"
@@ -289,10 +290,6 @@ int end_by_signal(int sig, bool command_dumped_core) {
     ::sigprocmask(SIG_UNBLOCK, &only, nullptr);
     ::raise(sig);
     return 128 + sig;
-}
-
-std::string plural(std::size_t n, std::string_view one, std::string_view many) {
-    return std::to_string(n) + " " + std::string(n == 1 ? one : many);
 }
 
 // "0-3,7" from sorted numbers.

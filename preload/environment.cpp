@@ -35,11 +35,15 @@ const char* base_name(const char* path) {
 }  // namespace
 
 bool is_binding_variable(const char* name, std::size_t len) {
-    static const char* const kPrefixes[] = {"OMP_", "KMP_", "GOMP_", "MKL_", "OPENBLAS_",
-                                            "SLURM_CPU_BIND", "I_MPI_PIN", "HSA_"};
+    // The math libraries' thread pools are runtimes too (their counts:
+    // OPENBLAS_NUM_THREADS, GOTO_NUM_THREADS, BLIS_NUM_THREADS and BLIS's
+    // per-loop BLIS_*_NT, MKL_NUM_THREADS); Slurm's task/affinity binding
+    // is in SLURM_CPU_BIND* and SLURM_CPUS_PER_TASK.
+    static const char* const kPrefixes[] = {"OMP_",  "KMP_",           "GOMP_",     "MKL_", "OPENBLAS_",
+                                            "BLIS_", "SLURM_CPU_BIND", "I_MPI_PIN", "HSA_"};
     for (const char* p : kPrefixes)
         if (starts_with(name, len, p)) return true;
-    if (equals(name, len, "SLURM_CPUS_PER_TASK")) return true;
+    if (equals(name, len, "SLURM_CPUS_PER_TASK") || equals(name, len, "GOTO_NUM_THREADS")) return true;
     if (starts_with(name, len, "OMPI_MCA_") && contains(name, len, "bind")) return true;
     if (starts_with(name, len, "MV2_") && contains(name, len, "AFFINITY")) return true;
     return false;

@@ -9,7 +9,8 @@
 
 namespace stacksage::preload {
 
-// OMP_*, KMP_*, GOMP_*, MKL_*, OPENBLAS_*, SLURM_CPU_BIND*, SLURM_CPUS_PER_TASK,
+// OMP_*, KMP_*, GOMP_*, MKL_*, OPENBLAS_*, GOTO_NUM_THREADS, BLIS_*,
+// SLURM_CPU_BIND*, SLURM_CPUS_PER_TASK,
 // OMPI_MCA_*bind*, I_MPI_PIN*, MV2_*AFFINITY*, HSA_*. `name` is not
 // NUL-terminated; len is its length.
 bool is_binding_variable(const char* name, std::size_t len);

@@ -1,6 +1,7 @@
 #include "reports/text_report.hpp"
 #include "reports/memory_heatmap_text.hpp"
 #include "reports/terminal_text.hpp"
+#include "core/plural.hpp"
 
 #include <algorithm>
 #include <set>
@@ -8,10 +9,6 @@
 namespace stacksage {
 
 namespace {
-
-std::string plural(std::size_t n, std::string_view one, std::string_view many) {
-    return std::to_string(n) + " " + std::string(n == 1 ? one : many);
-}
 
 // "0-3,7,9-10" from sorted, distinct numbers.
 std::string compact_numbers(std::vector<std::int64_t> v) {

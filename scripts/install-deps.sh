@@ -17,6 +17,11 @@ packages=(
   python3                  # tests/packaging: the Spack recipe is parsed with it
   slurm-wlm munge iproute2  # tests/slurm: a real two-node Slurm cluster on this machine (tests/support/slurm-cluster.sh)
   libsimdjson-dev libxml2-dev  # for the reader benchmarks only (bench/readers.cmake); optional, nothing else uses them
+  # Thread pools of math libraries as runtimes (tests/system/test_live_remedies.cpp): each build
+  # is loaded by its path, so the system's libblas.so.3 / libblis.so.4 alternatives are left as
+  # they are (the pthreads OpenBLAS stays the default; the other builds have lower priorities).
+  libopenblas0-pthread libopenblas0-openmp libblis4-pthread libblis4-openmp libtbb-dev
+  python3-numpy            # Debian's /usr/bin/python3 with numpy on OpenBLAS: the multiprocessing.Pool case
 )
 
 missing=()

@@ -5,6 +5,7 @@
 
 #include "analysis/activity.hpp"
 #include "analysis/analyzer.hpp"
+#include "analysis/binding_origin.hpp"
 #include "analysis/flow_centric_check.hpp"
 #include "analysis/launcher.hpp"
 #include "analysis/node_load.hpp"
@@ -68,6 +69,31 @@ TEST(RuntimeClassifier, NamesKnownRuntimes) {
     EXPECT_EQ(classify_module("/bin/app", "/bin/app").family, RuntimeFamily::Application);
     EXPECT_EQ(classify_module("/opt/lib/libfoo.so.3", "/bin/app").name, "libfoo");
     EXPECT_EQ(classify_module("", "/bin/app").family, RuntimeFamily::Unknown);
+}
+
+// The thread pools of the BLAS libraries and TBB are runtimes, each with the
+// way its thread count is set. Debian installs every build of a BLAS under
+// the shared names (libblas.so.3, libblis.so.4) in a directory of its own.
+TEST(RuntimeClassifier, NamesTheMathLibrariesPoolsAndTheirSettings) {
+    const std::string dir = "/usr/lib/x86_64-linux-gnu/";
+    EXPECT_EQ(classify_module(dir + "openblas-pthread/libblas.so.3", "/bin/app").name, "OpenBLAS");
+    EXPECT_EQ(classify_module(dir + "openblas-pthread/libopenblasp-r0.3.21.so", "/bin/app").name, "OpenBLAS");
+    EXPECT_EQ(classify_module(dir + "openblas-openmp/liblapack.so.3", "/bin/app").name, "OpenBLAS");
+    EXPECT_EQ(classify_module(dir + "blis-pthread/libblas.so.3", "/bin/app").name, "BLIS");
+    EXPECT_EQ(classify_module(dir + "blis-openmp/libblis.so.4", "/bin/app").name, "BLIS");
+    EXPECT_EQ(classify_module(dir + "blas/libblas.so.3", "/bin/app").family,
+              RuntimeFamily::Library);  // the reference BLAS
+    EXPECT_EQ(classify_module(dir + "libtbb.so.12", "/bin/app").family, RuntimeFamily::TBB);
+    EXPECT_EQ(thread_count_setting(classify_module(dir + "blis-pthread/libblis.so.4", "/bin/app")).variable,
+              "BLIS_NUM_THREADS");
+    EXPECT_EQ(thread_count_setting(classify_module(dir + "libopenblas.so.0", "/bin/app")).variable,
+              "OPENBLAS_NUM_THREADS");
+    EXPECT_EQ(thread_count_setting(classify_module(kMkl, "/bin/app")).variable, "MKL_NUM_THREADS");
+    EXPECT_EQ(thread_count_setting(classify_module(kGomp, "/bin/app")).variable, "OMP_NUM_THREADS");
+    const ThreadCountSetting tbb = thread_count_setting(classify_module(dir + "libtbb.so.12", "/bin/app"));
+    EXPECT_TRUE(tbb.variable.empty());
+    EXPECT_NE(tbb.in_the_program.find("tbb::global_control"), std::string_view::npos);
+    EXPECT_NE(tbb.in_the_program.find("task_arena"), std::string_view::npos);
 }
 
 // ---- check 1: flow-centric -------------------------------------------------------
@@ -282,6 +308,36 @@ TEST(TemporalStacking, RuntimesOnSeparateCoresAreSpatiallyIndependent) {
     ASSERT_EQ(findings.size(), 1u);
     EXPECT_NE(findings[0].message.find("temporally concurrent, spatially independent"), std::string::npos)
         << findings[0].message;
+}
+
+// Pairs without contention are one finding per node, however many pairs.
+TEST(TemporalStacking, PairsWithoutContentionAreOneLinePerNode) {
+    RunModelBuilder b;
+    b.add_node("n01", 8);
+    b.add_node("n02", 8);
+    for (const char* host : {"n01", "n02"}) {
+        const std::int64_t pid = host[2] == '1' ? 100 : 200;
+        const ComponentId p = b.add_process({.host = host, .pid = pid, .rank = pid / 100 - 1, .mpi = true});
+        b.add_flow(p, {.tid = pid, .main = true, .cpus = cpus("0")});
+        b.add_flow(p, {.tid = pid + 1, .creator_module = kGomp, .cpus = cpus("1")});
+        b.add_flow(p, {.tid = pid + 2, .creator_module = kOpenPal, .cpus = cpus("2"), .cpu_time_us = 0, .busy = false});
+        b.add_flow(p, {.tid = pid + 3,
+                       .creator_module = "/usr/lib/x86_64-linux-gnu/libpmix.so.2",
+                       .cpus = cpus("3"),
+                       .cpu_time_us = 0,
+                       .busy = false});
+        b.add_flow(p, {.tid = pid + 4, .creator_module = kMkl, .cpus = cpus("4-5")});
+    }
+    const auto findings = check_temporal_stacking(build_run_view(b.model()));
+    // 4 runtimes (GNU OpenMP, Open MPI, PMIx, MKL): 6 pairs per node, one finding each node.
+    ASSERT_EQ(findings.size(), 2u);
+    EXPECT_EQ(findings[0].node, "n01");
+    EXPECT_EQ(findings[1].node, "n02");
+    EXPECT_EQ(findings[0].figure("runtime_pairs"), 6);
+    EXPECT_EQ(findings[0].message.find("Runtime pairs stacked without contention: "), 0u) << findings[0].message;
+    EXPECT_NE(findings[0].message.find("GNU OpenMP and Open MPI"), std::string::npos) << findings[0].message;
+    EXPECT_NE(findings[0].message.find("PMIx and MKL"), std::string::npos) << findings[0].message;
+    EXPECT_EQ(findings[0].message.find('\n'), std::string::npos);
 }
 
 // ---- check 5: activity ------------------------------------------------------------
@@ -729,15 +785,22 @@ TEST(Suggestions, ThreadsConfinedToTheirRanksCoreAreSaidAndFitted) {
                                  "threads of each computing at once shared that core"),
               std::string::npos)
         << f->suggestion;
-    EXPECT_NE(f->suggestion.find("Run 1 rank per node with 2 OpenMP threads each"), std::string::npos) << f->suggestion;
-    EXPECT_NE(f->suggestion.find("on 8 nodes for the 8 ranks"), std::string::npos) << f->suggestion;
-    EXPECT_NE(f->suggestion.find("or 2 ranks per node with 1 thread each (mpirun --map-by ppr:2:node --bind-to core "
-                                 "-x OMP_NUM_THREADS=1)"),
+    // Two configurations fit; the one expected to be faster comes first and
+    // is the remedy: ranks of 1 thread bound to cores (2 ranks x 1 thread
+    // beat 1 rank x 2 threads on a real 2-rank MPI+OpenMP solver).
+    EXPECT_NE(f->suggestion.find("Run 2 ranks per node with 1 OpenMP thread each (OMP_NUM_THREADS was 2): mpirun "
+                                 "--map-by ppr:2:node --bind-to core -x OMP_NUM_THREADS=1, on 4 nodes for the 8 ranks"),
               std::string::npos)
         << f->suggestion;
-    EXPECT_EQ(f->remedy.processes_per_node, 1);
-    EXPECT_EQ(f->remedy.launcher_options,
-              (std::vector<std::string>{"--map-by", "ppr:1:node:PE=2", "--bind-to", "core"}));
+    EXPECT_NE(f->suggestion.find("; or 1 rank per node with 2 OpenMP threads each (mpirun --map-by ppr:1:node:PE=2 "
+                                 "--bind-to core -x OMP_NUM_THREADS=2 -x OMP_PROC_BIND=close -x OMP_PLACES=cores), "
+                                 "on 8 nodes for the 8 ranks"),
+              std::string::npos)
+        << f->suggestion;
+    EXPECT_LT(f->suggestion.find("ppr:2:node"), f->suggestion.find("ppr:1:node"));
+    EXPECT_EQ(f->remedy.processes_per_node, 2);
+    EXPECT_EQ(f->remedy.threads_per_process, 1);
+    EXPECT_EQ(f->remedy.launcher_options, (std::vector<std::string>{"--map-by", "ppr:2:node", "--bind-to", "core"}));
 }
 
 TEST(Suggestions, OpenMpiBindingForAnIdleNode) {
@@ -751,7 +814,211 @@ TEST(Suggestions, OpenMpiBindingForAnIdleNode) {
     ASSERT_NE(idle, nullptr);
     EXPECT_NE(idle->suggestion.find("mpirun --map-by ppr:2:node:PE=4 --bind-to core"), std::string::npos)
         << idle->suggestion;
-    EXPECT_NE(idle->suggestion.find("start 8 processes per node"), std::string::npos) << idle->suggestion;
+    // More processes first (expected faster), then wider processes.
+    EXPECT_EQ(idle->suggestion.find("Start 8 processes per node instead of 2 (mpirun --map-by ppr:8:node --bind-to "
+                                    "core); or give each of the 2 ranks 4 cores and as many threads"),
+              0u)
+        << idle->suggestion;
+    EXPECT_EQ(idle->remedy.processes_per_node, 8);
+}
+
+namespace {
+// A multiprocessing pool on 2 cores: the parent (pid 100) computes alone for
+// 0.3 s, forks 2 workers and then only waits for them (it reads its CPU
+// time at 0.3 s, creating a helper thread, and uses 10 ms more before it
+// ends); each worker computes with its main thread and one thread of
+// `module` from 0.3 s to 1.5 s. `env` is every process's environment.
+RunModelBuilder pool_of_workers(const std::string& module,
+                                const std::vector<std::pair<std::string, std::string>>& env = {},
+                                std::vector<std::int64_t> workers = {200, 300}) {
+    RunModelBuilder b;
+    b.add_node("n01", 2);
+    const std::int64_t t0 = 1'000'000'000, fork_t = t0 + 300'000'000, end = t0 + 1'500'000'000;
+    const ComponentId parent = b.add_process(
+        {.host = "n01", .pid = 100, .exe = "/usr/bin/python3.11", .start_ns = t0, .end_ns = end, .env = env});
+    b.add_flow(parent, {.tid = 100, .main = true, .cpus = cpus("0-1"), .cpu_time_us = 310'000});
+    const ComponentId helper = b.add_flow(parent, {.tid = 101,
+                                                   .creator_module = "/usr/bin/python3.11",
+                                                   .cpus = cpus("0-1"),
+                                                   .start_ns = fork_t,
+                                                   .cpu_time_us = 100});
+    Model& m = b.model();
+    m.set_attr(helper, m.key(run_keys::creator_tid), std::int64_t{100});
+    m.set_attr(helper, m.key(run_keys::create_ns), fork_t);
+    m.set_attr(helper, m.key(run_keys::creator_cpu_ns), std::int64_t{300'000'000});
+    for (std::int64_t pid : workers) {
+        const ComponentId w = b.add_process(
+            {.host = "n01", .pid = pid, .exe = "/usr/bin/python3.11", .start_ns = fork_t, .end_ns = end, .env = env});
+        b.add_flow(w, {.tid = pid, .main = true, .cpus = cpus("0-1")});
+        b.add_flow(w, {.tid = pid + 1, .creator_module = module, .cpus = cpus("0-1")});
+    }
+    return b;
+}
+}  // namespace
+
+// The pool's workers are the demand, not its parent, which only waited: 2
+// processes of 2 threads, not "3 processs ... 6 CPUs". The fix is the BLAS
+// library's own variable, not one process for all the work.
+TEST(Suggestions, APoolOfBlasWorkersIsToldTheLibrarysVariable) {
+    RunModelBuilder b = pool_of_workers("/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3");
+    const AnalysisResult a = analyze(build_run_view(b.model()));
+    const Finding* f = find(a.findings, "overloaded-resources");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->suggestion.find("processs"), std::string::npos) << f->suggestion;
+    EXPECT_EQ(f->suggestion.find("2 processes with up to 2 threads each computing at once needed 4 CPUs on the 2 "
+                                 "cores of n01. Run 1 OpenBLAS thread in each of the 2 processes "
+                                 "(OPENBLAS_NUM_THREADS was unset: one thread per CPU the process may use): "
+                                 "OPENBLAS_NUM_THREADS=1"),
+              0u)
+        << f->suggestion;
+    EXPECT_EQ(f->remedy.env, (std::vector<std::pair<std::string, std::string>>{{"OPENBLAS_NUM_THREADS", "1"}}));
+    EXPECT_EQ(f->remedy.threads_per_process, 1);
+    EXPECT_EQ(f->remedy.processes_per_node, 2);
+    EXPECT_EQ(a.view.flows[0].busy.size(), 1u);  // the parent computed before the fork only
+    EXPECT_EQ(a.view.flows[0].busy[0].end_ns, 1'300'000'000);
+    // A pool of 3 on 2 cores: 2 processes of 1 thread; no launcher can be
+    // told to start fewer, and the threads that ran are not offered again.
+    RunModelBuilder three =
+        pool_of_workers("/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3", {}, {200, 300, 400});
+    const AnalysisResult t = analyze(build_run_view(three.model()));
+    const Finding* g = find(t.findings, "overloaded-resources");
+    ASSERT_NE(g, nullptr);
+    EXPECT_NE(g->suggestion.find("3 processes with up to 2 threads each computing at once needed 6 CPUs on the 2 cores "
+                                 "of n01. Run 2 processes (not 3) with 1 OpenBLAS thread each (OPENBLAS_NUM_THREADS "
+                                 "was unset: one thread per CPU the process may use): OPENBLAS_NUM_THREADS=1"),
+              std::string::npos)
+        << g->suggestion;
+    EXPECT_EQ(g->suggestion.find("; or"), std::string::npos) << g->suggestion;
+}
+
+// BLIS built with OpenMP: libgomp creates the threads, and BLIS_NUM_THREADS,
+// which the run set, overrides OMP_NUM_THREADS: both are in the remedy.
+TEST(Suggestions, AnOpenMpBuildOfABlasIsToldBothVariables) {
+    RunModelBuilder b = pool_of_workers(kGomp, {{"BLIS_NUM_THREADS", "2"}});
+    const AnalysisResult a = analyze(build_run_view(b.model()));
+    const Finding* f = find(a.findings, "overloaded-resources");
+    ASSERT_NE(f, nullptr);
+    EXPECT_NE(f->suggestion.find("(OMP_NUM_THREADS was unset: one thread per CPU the process may use, "
+                                 "BLIS_NUM_THREADS was 2): OMP_NUM_THREADS=1 BLIS_NUM_THREADS=1"),
+              std::string::npos)
+        << f->suggestion;
+    EXPECT_EQ(f->remedy.env,
+              (std::vector<std::pair<std::string, std::string>>{{"OMP_NUM_THREADS", "1"}, {"BLIS_NUM_THREADS", "1"}}));
+}
+
+// TBB reads no variable: the advice says what works in the program, and the
+// remedy is the thread count.
+TEST(Suggestions, TbbIsToldWhatWorksInTheProgram) {
+    RunModelBuilder b = pool_of_workers("/usr/lib/x86_64-linux-gnu/libtbb.so.12");
+    const AnalysisResult a = analyze(build_run_view(b.model()));
+    const Finding* f = find(a.findings, "overloaded-resources");
+    ASSERT_NE(f, nullptr);
+    EXPECT_NE(f->suggestion.find("Run 1 TBB thread in each of the 2 processes (TBB reads no variable for its thread "
+                                 "count: limit it in the program with "
+                                 "tbb::global_control(tbb::global_control::max_allowed_parallelism, 1), or run the "
+                                 "work in a tbb::task_arena(1))"),
+              std::string::npos)
+        << f->suggestion;
+    EXPECT_TRUE(f->remedy.env.empty());
+    EXPECT_EQ(f->remedy.threads_per_process, 1);
+}
+
+// What the recorded environment shows applied is never advised.
+TEST(Suggestions, SpinWaitAdviceIsNotGivenWhereApplied) {
+    for (const auto& env : std::vector<std::vector<std::pair<std::string, std::string>>>{
+             {{"OMP_NUM_THREADS", "2"}, {"OMP_WAIT_POLICY", "passive"}, {"GOMP_SPINCOUNT", "0"}},
+             {{"OMP_NUM_THREADS", "2"}, {"OMP_WAIT_POLICY", "PASSIVE"}},
+             {{"OMP_NUM_THREADS", "2"}, {"GOMP_SPINCOUNT", "0"}},
+             {{"OMP_NUM_THREADS", "2"}}}) {
+        RunModelBuilder b;
+        b.add_node("n01", 2);
+        const ComponentId p = b.add_process({.host = "n01", .pid = 100, .env = env});
+        b.add_flow(p, {.tid = 100, .main = true, .cpus = cpus("0")});
+        b.add_flow(p, {.tid = 101, .creator_module = kGomp, .cpus = cpus("0")});
+        b.model().set_attr(p, b.model().key(run_keys::program_start_cpuset), cpus("0"));
+        const AnalysisResult a = analyze(build_run_view(b.model()));
+        const Finding* f = find(a.findings, "overloaded-resources");
+        ASSERT_NE(f, nullptr);
+        const bool applied = env.size() > 1;
+        EXPECT_EQ(f->suggestion.find("OMP_WAIT_POLICY=passive") == std::string::npos, applied)
+            << env.size() << ": " << f->suggestion;
+    }
+}
+
+// Under Slurm the task's parent (slurmstepd) is not recorded: the binding
+// is named from what task/affinity left in the task's environment, with
+// the srun options that change it, never "taskset, numactl or its parent".
+TEST(Suggestions, SlurmsBindingIsNamedWithTheSrunOptions) {
+    RunModelBuilder b;
+    b.add_node("n01", 2);
+    const ComponentId p =
+        b.add_process({.host = "n01",
+                       .pid = 100,
+                       .rank = 0,
+                       .env = {{"OMP_NUM_THREADS", "2"},
+                               {"SLURM_CPU_BIND", "quiet,mask_cpu:0x1"},
+                               {"SLURM_CPU_BIND_TYPE", "mask_cpu:"},
+                               {"SLURM_CPU_BIND_LIST", "0x1"}},
+                       .identity = {{"SLURM_PROCID", "0"}, {"SLURM_STEP_ID", "0"}, {"SLURM_JOB_ID", "42"}}});
+    b.add_flow(p, {.tid = 100, .main = true, .cpus = cpus("0")});
+    b.add_flow(p, {.tid = 101, .creator_module = kGomp, .cpus = cpus("0")});
+    b.model().set_attr(p, b.model().key(run_keys::ppid), std::int64_t{77});  // slurmstepd, not recorded
+    b.model().set_attr(p, b.model().key(run_keys::program_start_cpuset), cpus("0"));
+    const AnalysisResult a = analyze(build_run_view(b.model()));
+    ASSERT_EQ(a.launcher.kind, LauncherKind::Slurm);
+    const Finding* f = find(a.findings, "overloaded-resources");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->suggestion.find("taskset"), std::string::npos) << f->suggestion;
+    EXPECT_EQ(f->suggestion.find("Rank 0 was bound by srun to one core (Slurm's task/affinity binding: "
+                                 "SLURM_CPU_BIND=quiet,mask_cpu:0x1; SLURM_CPUS_PER_TASK unset: 1 CPU per task; srun "
+                                 "--cpus-per-task=N gives each task N CPUs, --cpu-bind=cores|none changes the "
+                                 "binding): its 2 threads computing at once shared that core"),
+              0u)
+        << f->suggestion;
+    EXPECT_NE(f->suggestion.find("srun --ntasks-per-node=1 --cpus-per-task=2 --cpu-bind=cores (or --cpu-bind=none)"),
+              std::string::npos)
+        << f->suggestion;
+    EXPECT_EQ(f->remedy.launcher_options,
+              (std::vector<std::string>{"--ntasks-per-node=1", "--cpus-per-task=2", "--cpu-bind=cores"}));
+    // With --cpu-bind=none Slurm leaves the task unbound: nothing to name.
+    RunModelBuilder unbound;
+    unbound.add_node("n01", 2);
+    const ComponentId q = unbound.add_process({.host = "n01", .pid = 100, .env = {{"SLURM_CPU_BIND_TYPE", "none"}}});
+    unbound.add_flow(q, {.tid = 100, .main = true, .cpus = cpus("0")});
+    unbound.model().set_attr(q, unbound.model().key(run_keys::program_start_cpuset), cpus("0"));
+    const RunView v = build_run_view(unbound.model());
+    EXPECT_EQ(binding_origin(v, v.processes[0]).source, BindingSource::Inherited);
+}
+
+// Advice followed converges: too few threads for the cores is fixed by
+// more threads (the remedy), never by a narrower binding, which would leave
+// cores idle (idle-resources), whose advice is the same fixed point.
+TEST(Suggestions, AdviceForTooFewThreadsConverges) {
+    RunModelBuilder b;
+    b.add_node("n01", 2);
+    b.add_simple_process("n01", 100, -1, 1, cpus("0-1"));
+    const AnalysisResult a = analyze(build_run_view(b.model()));
+    const Finding* under = find(a.findings, "underloaded-reservation");
+    ASSERT_NE(under, nullptr);
+    EXPECT_EQ(under->suggestion.find("taskset -c"), std::string::npos) << under->suggestion;
+    EXPECT_EQ(under->remedy.threads_per_process, 2) << under->suggestion;
+    // The same process restricted to one core (what "taskset -c" gave):
+    // idle-resources, whose remedy is the same 2 threads on 2 cores.
+    RunModelBuilder narrowed;
+    narrowed.add_node("n01", 2);
+    const ComponentId p = narrowed.add_simple_process("n01", 100, -1, 1, cpus("0"));
+    narrowed.model().set_attr(p, narrowed.model().key(run_keys::program_start_cpuset), cpus("0"));
+    const AnalysisResult n = analyze(build_run_view(narrowed.model()));
+    const Finding* idle = find(n.findings, "idle-resources");
+    ASSERT_NE(idle, nullptr);
+    EXPECT_EQ(idle->remedy.threads_per_process, 2) << idle->suggestion;
+    EXPECT_EQ(idle->remedy.cores_per_process, 2) << idle->suggestion;
+    // And the fixed point is clean.
+    RunModelBuilder fixed;
+    fixed.add_node("n01", 2);
+    fixed.add_simple_process("n01", 100, -1, 2, cpus("0-1"));
+    for (const Finding& f : analyze(build_run_view(fixed.model())).findings)
+        EXPECT_EQ(f.severity, Severity::Info) << f.message;
 }
 
 // ---- the analyzer -----------------------------------------------------------------

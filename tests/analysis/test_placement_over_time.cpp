@@ -3,6 +3,7 @@
 // the mask each flow held then, and flows count only where they overlap.
 #include <gtest/gtest.h>
 
+#include "analysis/affinity_cause.hpp"
 #include "analysis/analyzer.hpp"
 #include "analysis/flow_centric_check.hpp"
 #include "analysis/node_load.hpp"
@@ -277,4 +278,24 @@ TEST(PlacementOverTime, AMaskComputedUnderForMomentsBeforeExecReservesNothing) {
     EXPECT_EQ(load.reserved.to_list_string(), "1");
     const std::vector<Finding> flow = check_flow_centric(v, {load});
     EXPECT_EQ(find(flow, "underloaded-reservation"), nullptr);
+}
+
+// A call that widens a thread's mask (hwloc unbinding it at MPI_Init, from
+// CPU 1 to the node's CPUs 0-1) is no cause of the over-subscription that
+// follows: too many threads for the node are, and the advice is the
+// launcher's (tests/system FollowedSuggestions.EightUnboundRanksOfTwoThreads).
+TEST(PlacementOverTime, ACallThatWidensTheMaskIsNotBlamed) {
+    RunModelBuilder b;
+    b.add_node("n01", 2);
+    const ComponentId p = b.add_process({.host = "n01", .pid = 300, .start_ns = 1'000'000'000, .end_ns = 2'000'000'000});
+    for (int w = 0; w < 4; ++w)
+        b.add_flow(p, {.tid = 300 + w, .main = w == 0, .creator_module = kApp,
+                       .intervals = {{1'000'000'000, 1'100'000'000, cpus("1"), "thread_start"},
+                                     {1'100'000'000, 2'000'000'000, cpus("0-1"), "affinity", "sched_setaffinity",
+                                      300 + w, "/usr/lib/x86_64-linux-gnu/libhwloc.so.15"}},
+                       .start_ns = 1'000'000'000, .end_ns = 2'000'000'000, .cpu_time_us = 500'000});
+    const RunView v = build_run_view(b.model());
+    const NodeLoad load = compute_node_load(v, 0);
+    ASSERT_FALSE(load.over_demanded.empty());
+    EXPECT_FALSE(affinity_causes(v, load).caused_by_calls());
 }

@@ -250,7 +250,8 @@ TEST(Environment, AllowlistKeepsBindingVariablesOnly) {
                             "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "SLURM_CPU_BIND",
                             "SLURM_CPU_BIND_TYPE", "SLURM_CPUS_PER_TASK", "OMPI_MCA_hwloc_base_binding_policy",
                             "OMPI_MCA_rmaps_base_bindto", "I_MPI_PIN_DOMAIN", "MV2_ENABLE_AFFINITY",
-                            "MV2_CPU_BINDING_AFFINITY", "HSA_CU_MASK"})
+                            "MV2_CPU_BINDING_AFFINITY", "HSA_CU_MASK", "BLIS_NUM_THREADS", "BLIS_JC_NT",
+                            "GOTO_NUM_THREADS", "SLURM_CPU_BIND_LIST", "SLURM_CPU_BIND_VERBOSE"})
         EXPECT_TRUE(binding(yes)) << yes;
     for (const char* no : {"PATH", "HOME", "SECRET_TOKEN", "OMPI_MCA_btl", "SLURM_JOB_NAME", "MV2_USE_CUDA",
                            "OMP", "AWS_SECRET_ACCESS_KEY", "LD_PRELOAD", "SLURM_CPUS_ON_NODE"})
