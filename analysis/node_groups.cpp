@@ -43,6 +43,35 @@ std::string mark_host(const std::string& text, const std::string& host) {
     return out;
 }
 
+// The text with the number (or list of numbers, "0-3,5") after "rank",
+// "ranks", "pid" or "thread" replaced by '#': each node names its own ranks
+// and threads ("Rank 17 was bound by srun"), which must not split nodes
+// whose advice is otherwise the same; the group's text gives them as a range.
+std::string mark_ids(const std::string& text) {
+    static constexpr std::string_view kIdWords[] = {"rank ", "Rank ", "ranks ", "Ranks ", "pid ", "thread "};
+    std::string out;
+    for (std::size_t i = 0; i < text.size();) {
+        bool marked = false;
+        for (std::string_view w : kIdWords) {
+            const bool word_start = i == 0 || !host_char(text[i - 1]);
+            if (!word_start || text.compare(i, w.size(), w) != 0) continue;
+            std::size_t j = i + w.size();
+            if (j >= text.size() || text[j] < '0' || text[j] > '9') continue;
+            while (j < text.size() && ((text[j] >= '0' && text[j] <= '9') || text[j] == '-' ||
+                                       (text[j] == ',' && j + 1 < text.size() && text[j + 1] >= '0' &&
+                                        text[j + 1] <= '9')))
+                ++j;
+            out.append(w);
+            out += '#';
+            i = j;
+            marked = true;
+            break;
+        }
+        if (!marked) out += text[i++];
+    }
+    return out;
+}
+
 // A sentence as its words between numbers and the numbers themselves:
 // text.size() == numbers.size() + 1.
 struct Tokens {
@@ -150,7 +179,7 @@ std::string node_key(const AnalysisResult& a, const NodeSummary& n, const std::v
         // and the suggestion's words and numbers too (its alternatives are
         // not in the remedy), the node's own name aside.
         k += "\n" + std::string(to_string(f.code)) + "|" + std::string(to_string(f.severity)) + "|" + f.check + "|" +
-             f.resources.to_list_string() + "|" + remedy_key(f.remedy) + "|" + mark_host(f.suggestion, n.host);
+             f.resources.to_list_string() + "|" + remedy_key(f.remedy) + "|" + mark_ids(mark_host(f.suggestion, n.host));
     }
     return k;
 }

@@ -106,3 +106,23 @@ TEST(GroupNodes, OverDemandOfSeveralNodesAsOnePhrase) {
     EXPECT_EQ(describe_over_demand_range({&half, &most}),
               "50\u201397 % of the run (5.00\u20139.70 s of 10.0 s, from 0.30\u20135.00 s to 10.0 s)");
 }
+
+// Under srun every node names its own rank ("Rank 17 was bound by srun"):
+// the same advice for other ranks is one group, its rank given as a range;
+// other thread counts stay apart.
+TEST(GroupNodes, NodesWhoseAdviceDiffersOnlyInTheirRanksAreOneGroup) {
+    AnalysisResult a;
+    for (const char* h : {"n1", "n2", "n3"}) a.nodes.push_back(node(h));
+    for (int r = 0; r < 3; ++r) {
+        Finding f = idle(a.nodes[r].host, "1-3", 1);
+        f.suggestion = "Rank " + std::to_string(r) + " was bound by srun to one core: its " +
+                       std::to_string(r == 2 ? 4 : 2) + " threads shared it";
+        a.findings.push_back(f);
+    }
+    const std::vector<NodeGroup> groups = group_nodes(a);
+    ASSERT_EQ(groups.size(), 2u);
+    EXPECT_EQ(groups[0].hosts, "n3");  // 4 threads: other advice
+    EXPECT_EQ(groups[1].hosts, "n[1-2]");
+    ASSERT_EQ(groups[1].findings.size(), 1u);
+    EXPECT_EQ(groups[1].findings[0].suggestion, "Rank 0\u20131 was bound by srun to one core: its 2 threads shared it");
+}

@@ -402,3 +402,29 @@ TEST(SlurmRuns, EachNodeGetsItsOwnVerdict) {
     // The submit host ran only srun: a launch host, never a node with idle cores.
     EXPECT_TRUE(findings(j, "idle-resources", submit_host()).empty()) << j["findings"].dump();
 }
+
+// srun -N 2 -n 2: Slurm's task/affinity binds each task to the one CPU it
+// was given; 2 threads per task then share it. The advice names srun's
+// binding (its SLURM_CPU_BIND and SLURM_CPUS_PER_TASK), not taskset, with
+// the srun options that change it; both nodes say the same, so they are
+// one group whose rank is a range.
+TEST(SlurmRuns, SrunsOwnBindingIsNamedAndTheNodesAreOneGroup) {
+    REQUIRE_CLUSTER();
+    Scratch s;
+    const Shell run = in_cluster(s, kCli + " run -q -o " + s.out() + " -- srun -N 2 -n 2 " + kBusy + " 2 0.3");
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    const json j = report(s.out());
+    for (const char* node : {"node1", "node2"}) {
+        const auto over = findings(j, "overloaded-resources", node);
+        ASSERT_EQ(over.size(), 1u) << j["findings"].dump();
+        const std::string suggestion = over.front()["suggestion"];
+        EXPECT_NE(suggestion.find("bound by srun"), std::string::npos) << suggestion;
+        EXPECT_NE(suggestion.find("SLURM_CPU_BIND"), std::string::npos) << suggestion;
+        EXPECT_NE(suggestion.find("--cpus-per-task=2"), std::string::npos) << suggestion;
+        EXPECT_EQ(suggestion.find("taskset"), std::string::npos) << suggestion;
+    }
+    bool grouped = false;
+    for (const json& g : j["node_groups"])
+        if (g["hosts"] == "node[1-2]") grouped = true;
+    EXPECT_TRUE(grouped) << j["node_groups"].dump();
+}
