@@ -46,7 +46,12 @@ static int work(const char* library, double seconds, int n) {
     double* a = malloc(sizeof(double) * (size_t)n * (size_t)n);
     double* b = malloc(sizeof(double) * (size_t)n * (size_t)n);
     double* c = malloc(sizeof(double) * (size_t)n * (size_t)n);
-    if (a == NULL || b == NULL || c == NULL) return 1;
+    if (a == NULL || b == NULL || c == NULL) {
+        free(a);
+        free(b);
+        free(c);
+        return 1;
+    }
     for (int i = 0; i < n * n; ++i) {
         a[i] = (double)(i % 7) * 0.25;
         b[i] = (double)(i % 5) * 0.5;
@@ -60,6 +65,9 @@ static int work(const char* library, double seconds, int n) {
         ++products;
     }
     printf("worker %d: %ld products of %dx%d (c[1] = %g)\n", (int)getpid(), products, n, n, c[1]);
+    free(a);
+    free(b);
+    free(c);
     return 0;
 }
 
