@@ -69,13 +69,20 @@ struct SeriesBins {
     SeriesBins(std::int64_t s, std::int64_t width, std::size_t n) : start(s), bin_ns(std::max<std::int64_t>(1, width)), sum(n, 0.0) {}
     void add(std::int64_t from, std::int64_t to, double value) {
         if (value == 0 || sum.empty()) return;
-        const std::int64_t end = start + bin_ns * static_cast<std::int64_t>(sum.size());
+        // Times read from a file may be anywhere in the int64 range: bin
+        // edges are computed wide and held to it.
+        auto edge = [&](std::size_t k) {
+            const __int128 v = static_cast<__int128>(start) + static_cast<__int128>(bin_ns) * static_cast<__int128>(k);
+            return static_cast<std::int64_t>(std::clamp<__int128>(v, INT64_MIN, INT64_MAX));
+        };
+        const std::int64_t end = edge(sum.size());
         from = std::max(from, start);
         to = std::min(to, end);
         while (from < to) {
-            const auto b = static_cast<std::size_t>((from - start) / bin_ns);
+            const auto b =
+                static_cast<std::size_t>((static_cast<__int128>(from) - static_cast<__int128>(start)) / bin_ns);
             if (b >= sum.size()) break;
-            const std::int64_t bin_end = start + bin_ns * static_cast<std::int64_t>(b + 1);
+            const std::int64_t bin_end = edge(b + 1);
             const std::int64_t upto = std::min(to, bin_end);
             sum[b] += value * static_cast<double>(upto - from);
             from = upto;
@@ -376,7 +383,12 @@ NodeLoad compute_node_load(const RunView& view, std::uint32_t node_index, const 
                     longest_ns = busy_ns;
                     longest_mask = placed;
                 }
-                if (busy_ns >= threshold) load.reserved |= placed;
+                // Busy time before the program's last exec is its launcher's
+                // (taskset, a shell): it reserves nothing of the program's.
+                const bool before_program =
+                    m.interval + 1 < flow.intervals.size() &&
+                    flow.intervals[m.interval].end_ns <= view.processes[flow.process].program_start_ns;
+                if (busy_ns >= threshold && !before_program) load.reserved |= placed;
                 slots.push_back({std::vector<unsigned>(placed.begin(), placed.end()), node.cores_touching(placed),
                                  process_slot, f, m.interval, std::move(m.pieces)});
                 flow_counted = true;
