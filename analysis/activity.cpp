@@ -66,6 +66,7 @@ void classify_activity(FlowView& flow, const ActivityOptions& options) {
     // is shared out among them).
     struct Stretch {
         CpuReading from, to;
+        bool after_create = false;  // begins at one of the flow's pthread_create calls
         bool known() const { return from.cpu_ns >= 0 && to.cpu_ns >= from.cpu_ns; }
         std::int64_t length() const { return subtract_saturating(to.t, from.t); }
         std::int64_t cpu() const { return known() ? subtract_saturating(to.cpu_ns, from.cpu_ns) : -1; }
@@ -74,8 +75,10 @@ void classify_activity(FlowView& flow, const ActivityOptions& options) {
     };
     std::vector<Stretch> stretches;
     CpuReading from{flow.start_ns, starts_at_zero ? 0 : -1};
+    bool from_create = false;
     auto add_stretch = [&](CpuReading to) {
-        if (to.t > from.t) stretches.push_back({from, to});
+        if (to.t > from.t) stretches.push_back({from, to, from_create});
+        from_create = false;
     };
     // Readings taken as it created threads split the awake stretches further.
     auto reading = flow.cpu_readings.begin();
@@ -84,6 +87,7 @@ void classify_activity(FlowView& flow, const ActivityOptions& options) {
             if (reading->t <= from.t) continue;  // inside a wait, or out of order
             add_stretch(*reading);
             from = *reading;
+            from_create = true;
         }
     };
     for (const TimeSpan& w : flow.waits) {
@@ -125,6 +129,12 @@ void classify_activity(FlowView& flow, const ActivityOptions& options) {
         if (st.known() && length >= options.min_lifetime_ns) {
             const double fraction = static_cast<double>(st.cpu()) / static_cast<double>(length);
             busy = fraction >= options.service_fraction || (flow.starved && asked(st) >= options.service_fraction);
+        } else if (st.known() && st.after_create && length > 0) {
+            // A creator between two pthread_create calls, or between its
+            // last one and its join: on a crowded CPU it waits there for
+            // the threads it has just started, and that wait is theirs.
+            // It computed beside them only if it used the CPU itself.
+            busy = static_cast<double>(st.cpu()) / static_cast<double>(length) >= options.service_fraction;
         }
         if (!busy) continue;
         if (!flow.busy.empty() && flow.busy.back().end_ns == st.from.t) flow.busy.back().end_ns = st.to.t;

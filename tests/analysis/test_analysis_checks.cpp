@@ -561,6 +561,39 @@ TEST(Activity, StretchesBetweenCpuReadingsAreJudgedOnTheirOwn) {
     EXPECT_EQ(f.busy[1].end_ns, 20'000'000'000);
 }
 
+// A starved creator waits for a CPU between its pthread_create calls and its
+// join while the threads it started take the CPU: that wait is theirs, so
+// it does not compute beside them (two srun tasks bound to one CPU each, on
+// a crowded machine, counted their main thread as a third worker).
+TEST(Activity, AStarvedCreatorBetweenItsCreatesAndItsJoinIsNotBusy) {
+    FlowView f;
+    f.kind = "main";
+    f.start_ns = 0;
+    f.end_ns = 400'000'000;
+    f.cpu_time_us = 5'000;         // its start-up: 5 ms of CPU
+    f.run_delay_ns = 60'000'000;   // waited 60 ms for a CPU in all
+    f.involuntary_switches = 40;
+    f.voluntary_switches = 2;
+    // Created its threads at 50 ms and 52 ms, joined at 68 ms (0.1 ms of
+    // CPU of its own in those 18 ms), woke at 390 ms.
+    f.cpu_readings = {{50'000'000, 4'900'000}, {52'000'000, 4'950'000}};
+    f.waits = {{68'000'000, 390'000'000, 5'000'000}};
+    auto busy_between_create_and_join = [&] {
+        for (const TimeSpan& b : f.busy)
+            if (b.start_ns < 68'000'000 && b.end_ns > 50'000'000) return true;
+        return false;
+    };
+    classify_activity(f);
+    EXPECT_TRUE(f.starved);
+    EXPECT_FALSE(f.busy.empty());  // its start-up is load
+    EXPECT_FALSE(busy_between_create_and_join());
+    // The same stretches with CPU use of its own (it computed a little
+    // after each create) are busy.
+    f.cpu_readings = {{50'000'000, 2'000'000}, {52'000'000, 3'000'000}};
+    classify_activity(f);
+    EXPECT_TRUE(busy_between_create_and_join());
+}
+
 // An overload says for how long and when, not only that it happened.
 TEST(NodeLoad, AnOverloadSaysForHowLongAndWhen) {
     RunModelBuilder b;
