@@ -144,6 +144,40 @@ std::string merge_texts(const std::vector<std::string>& texts) {
     return out;
 }
 
+// A merged text that names a range of ranks speaks of them in the plural:
+// "Rank 0–1 was bound" becomes "Ranks 0–1 were bound".
+std::string plural_rank_ranges(const std::string& text) {
+    static const std::string kDash = "\u2013";
+    std::string out;
+    for (std::size_t i = 0; i < text.size();) {
+        const bool word_start = i == 0 || !host_char(text[i - 1]);
+        const bool rank = word_start && (text.compare(i, 5, "Rank ") == 0 || text.compare(i, 5, "rank ") == 0);
+        if (!rank) {
+            out += text[i++];
+            continue;
+        }
+        std::size_t j = i + 5;
+        while (j < text.size() && text[j] >= '0' && text[j] <= '9') ++j;
+        const bool range = j > i + 5 && text.compare(j, kDash.size(), kDash) == 0;
+        if (!range) {
+            out.append(text, i, 5);
+            i += 5;
+            continue;
+        }
+        j += kDash.size();
+        while (j < text.size() && text[j] >= '0' && text[j] <= '9') ++j;
+        out.append(text, i, 4);
+        out += "s ";
+        out.append(text, i + 5, j - i - 5);
+        i = j;
+        if (text.compare(i, 5, " was ") == 0) {
+            out += " were ";
+            i += 5;
+        }
+    }
+    return out;
+}
+
 std::string unmark(std::string text, const std::string& hosts, const std::string& first_host,
                    const std::string& over_demand) {
     std::string out;
@@ -236,9 +270,9 @@ GroupFinding merge_findings(const AnalysisResult& a, const NodeGroup& group,
     }
     if (loads.size() == members.size()) over_demand = describe_over_demand_range(loads);
     const std::string& first_host = a.nodes[group.nodes.front()].host;
-    g.message = unmark(merge_texts(messages), group.hosts, first_host, over_demand);
-    g.detail = unmark(merge_texts(details), group.hosts, first_host, over_demand);
-    g.suggestion = unmark(merge_texts(suggestions), group.hosts, first_host, over_demand);
+    g.message = unmark(plural_rank_ranges(merge_texts(messages)), group.hosts, first_host, over_demand);
+    g.detail = unmark(plural_rank_ranges(merge_texts(details)), group.hosts, first_host, over_demand);
+    g.suggestion = unmark(plural_rank_ranges(merge_texts(suggestions)), group.hosts, first_host, over_demand);
     return g;
 }
 

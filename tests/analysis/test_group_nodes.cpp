@@ -108,7 +108,8 @@ TEST(GroupNodes, OverDemandOfSeveralNodesAsOnePhrase) {
 }
 
 // Under srun every node names its own rank ("Rank 17 was bound by srun"):
-// the same advice for other ranks is one group, its rank given as a range;
+// the same advice for other ranks is one group, its ranks given as a range
+// ("Ranks 0–1 were bound");
 // other thread counts stay apart.
 TEST(GroupNodes, NodesWhoseAdviceDiffersOnlyInTheirRanksAreOneGroup) {
     AnalysisResult a;
@@ -124,5 +125,5 @@ TEST(GroupNodes, NodesWhoseAdviceDiffersOnlyInTheirRanksAreOneGroup) {
     EXPECT_EQ(groups[0].hosts, "n3");  // 4 threads: other advice
     EXPECT_EQ(groups[1].hosts, "n[1-2]");
     ASSERT_EQ(groups[1].findings.size(), 1u);
-    EXPECT_EQ(groups[1].findings[0].suggestion, "Rank 0\u20131 was bound by srun to one core: its 2 threads shared it");
+    EXPECT_EQ(groups[1].findings[0].suggestion, "Ranks 0\u20131 were bound by srun to one core: its 2 threads shared it");
 }

@@ -68,7 +68,7 @@ TEST(SlurmBinding, SrunsTaskAffinityIsNamedWithTheOptionsThatChangeIt) {
     // Both nodes get the same advice for their own rank: one group, its
     // rank a range (analysis/node_groups).
     EXPECT_NE(r.text.find("+ Nodes n[01-02] (2 nodes, ranks 0-1)"), std::string::npos) << r.text;
-    EXPECT_NE(r.text.find("suggestion: Rank 0\u20131 was bound by srun to one core (Slurm's task/affinity binding: "
+    EXPECT_NE(r.text.find("suggestion: Ranks 0\u20131 were bound by srun to one core (Slurm's task/affinity binding: "
                           "SLURM_CPU_BIND=quiet,mask_cpu:0x1; SLURM_CPUS_PER_TASK unset: 1 CPU per task; srun "
                           "--cpus-per-task=N gives each task N CPUs, --cpu-bind=cores|none changes the binding): "
                           "its 2 threads computing at once shared that core. Give the rank 2 cores: "
