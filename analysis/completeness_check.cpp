@@ -9,6 +9,7 @@
 #include "analysis/launch_command.hpp"
 #include "core/formats/launcher_environment.hpp"
 #include "core/hostlist.hpp"
+#include "core/plural.hpp"
 
 namespace stacksage {
 
@@ -25,10 +26,6 @@ std::int64_t positive_number(std::optional<std::string_view> text) {
     std::int64_t n = -1;
     const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), n);
     return ec == std::errc() && end == text->data() + text->size() && n > 0 ? n : -1;
-}
-
-std::string plural(std::size_t n, std::string_view one, std::string_view many) {
-    return std::to_string(n) + " " + std::string(n == 1 ? one : many);
 }
 
 // A process srun started (its rank is SLURM_PROCID's): Slurm's step

@@ -4,6 +4,7 @@
 #include <iterator>
 #include <charconv>
 
+#include "core/formats/launcher_options.hpp"
 #include "core/hostlist.hpp"
 
 namespace stacksage {
@@ -15,31 +16,6 @@ constexpr std::string_view kMpiLaunchers[] = {
     "mpiexec.hydra", "mpirun.mpich", "mpiexec.mpich", "mpirun.mpich2", "mpiexec.mpich2", "oshrun",
 };
 constexpr std::string_view kSlurmLaunchers[] = {"srun", "mpiexec.slurm"};
-
-// clang-format off: lists of words, filled as text
-// Options of mpirun (Open MPI, PRRTE) and mpiexec (Hydra) that take one
-// value, and those that take two.
-constexpr std::string_view kMpiOneValue[] = {
-    "-x", "--map-by", "-map-by", "--bind-to", "-bind-to", "--rank-by", "-rank-by", "-N", "--npernode",
-    "-npernode", "--npersocket", "-npersocket", "-ppn", "-perhost", "--prefix", "-prefix", "-wdir", "--wdir",
-    "-wd", "--wd", "--timeout", "--output", "--output-filename", "--stdin", "-cpus-per-proc", "--cpus-per-proc",
-    "--cpus-per-rank", "--display", "--tune", "--am", "--personality", "-genvlist", "-envlist", "-bootstrap",
-    "-launcher", "-iface", "-rmk", "-configfile", "--app", "--runtime-options", "-binding",
-    "--rankfile"};
-constexpr std::string_view kMpiTwoValues[] = {"--mca", "-mca", "--gmca", "-gmca", "--prtemca",
-                                                           "--pmixmca", "-genv", "-env"};
-// srun's options that take a value (as "-n 4", "-n4", "--ntasks 4" or "--ntasks=4").
-constexpr std::string_view kSrunShortWithValue = "nNwcptJAoeiDmxCqGBdrTWLM";
-constexpr std::string_view kSrunLongWithValue[] = {
-    "--ntasks", "--nodes", "--nodelist", "--cpus-per-task", "--partition", "--time", "--job-name", "--account",
-    "--mem", "--mem-per-cpu", "--mpi", "--cpu-bind", "--distribution", "--export", "--ntasks-per-node",
-    "--output", "--error", "--input", "--chdir", "--gres", "--gpus", "--gpus-per-task", "--constraint",
-    "--exclude", "--qos", "--reservation", "--dependency", "--het-group", "--mem-bind", "--hint",
-    "--threads-per-core", "--cores-per-socket", "--sockets-per-node", "--ntasks-per-core", "--ntasks-per-socket",
-    "--relative", "--cpus-per-gpu", "--signal", "--licenses", "--network", "--mem-per-gpu", "--gpus-per-node",
-    "--gpu-bind", "--cpu-freq", "--comment", "--begin"};
-
-// clang-format on
 
 std::string_view base_name(std::string_view path) {
     const std::size_t slash = path.rfind('/');
@@ -101,10 +77,12 @@ void parse_mpi(const std::vector<std::string>& args, std::size_t i, LaunchComman
         } else if (o.name == "--hostfile" || o.name == "-hostfile" || o.name == "--machinefile" ||
                    o.name == "-machinefile" || o.name == "-f" || o.name == "--default-hostfile") {
             out.hostfile = std::string(value());
-        } else if (one_of(o.name, kMpiTwoValues)) {
+        } else if (one_of(o.name, launcher_options::kOpenMpiWithTwoValues) ||
+                   one_of(o.name, launcher_options::kHydraWithTwoValues)) {
             if (!o.has_inline_value && next) ++i;
             if (i + 1 < args.size()) ++i;
-        } else if (one_of(o.name, kMpiOneValue)) {
+        } else if (one_of(o.name, launcher_options::kOpenMpiWithValue) ||
+                   one_of(o.name, launcher_options::kHydraWithValue)) {
             value();
         }
     }
@@ -125,11 +103,16 @@ void parse_srun(const std::vector<std::string>& args, std::size_t i, LaunchComma
         if (arg.starts_with("--")) {
             const Option o = split_option(arg);
             name = o.name;
-            takes_value = one_of(o.name, kSrunLongWithValue);
+            const launcher_options::Arg how = launcher_options::srun_long_arg(o.name.substr(2));
+            takes_value = how == launcher_options::Arg::Required ||
+                          (how == launcher_options::Arg::Optional && o.has_inline_value);
             if (takes_value) value = o.has_inline_value ? o.value : (i + 1 < args.size() ? std::string_view(args[++i]) : "");
         } else {
             name = arg.substr(0, 2);
-            takes_value = arg.size() >= 2 && kSrunShortWithValue.find(arg[1]) != std::string_view::npos;
+            const launcher_options::Arg how =
+                arg.size() >= 2 ? launcher_options::srun_short_arg(arg[1]) : launcher_options::Arg::None;
+            takes_value = how == launcher_options::Arg::Required ||
+                          (how == launcher_options::Arg::Optional && arg.size() > 2);
             if (takes_value)
                 value = arg.size() > 2 ? arg.substr(2) : (i + 1 < args.size() ? std::string_view(args[++i]) : "");
         }

@@ -571,6 +571,52 @@ std::string suggest_quota(const NodeFacts& f, const LauncherInfo& l, const Findi
     return s + "; or " + larger;
 }
 
+// What one finding's suggestion is written from.
+struct SuggestionInputs {
+    const RunView& view;
+    const NodeLoad& load;
+    const NodeView& node;
+    const NodeFacts& facts;
+    const LauncherInfo& launcher;
+};
+
+std::string suggest_over_demand(const SuggestionInputs& in, Finding& f) {
+    const AffinityCauses causes = affinity_causes(in.view, in.load);
+    if (causes.caused_by_calls()) return suggest_affinity_calls(in.view, in.load, in.node, causes);
+    return suggest_overloaded(in.facts, in.launcher, f.remedy);
+}
+
+// Which finding gets which suggestion (and fills its remedy); a finding
+// whose code is not here gets none.
+struct SuggestionRule {
+    FindingCode code;
+    std::string (*suggest)(const SuggestionInputs&, Finding&);
+};
+
+constexpr SuggestionRule kSuggestionRules[] = {
+    {FindingCode::OverloadedResources, suggest_over_demand},
+    {FindingCode::OverloadedReservation, suggest_over_demand},
+    {FindingCode::IdleResources,
+     [](const SuggestionInputs& in, Finding& f) { return suggest_idle(in.facts, in.launcher, f, f.remedy); }},
+    {FindingCode::UnderloadedReservation,
+     [](const SuggestionInputs& in, Finding& f) {
+         return suggest_underloaded_reservation(in.facts, in.launcher, f, f.remedy);
+     }},
+    {FindingCode::CpuQuotaThrottled,
+     [](const SuggestionInputs& in, Finding& f) { return suggest_quota(in.facts, in.launcher, f, f.remedy); }},
+    {FindingCode::RuntimeContention,
+     [](const SuggestionInputs& in, Finding& f) {
+         return "Keep the two runtimes off each other's cores, or run fewer threads. " +
+                suggest_overloaded(in.facts, in.launcher, f.remedy);
+     }},
+};
+
+const SuggestionRule* rule_for(FindingCode code) {
+    for (const SuggestionRule& r : kSuggestionRules)
+        if (r.code == code) return &r;
+    return nullptr;
+}
+
 }  // namespace
 
 void add_suggestions(const RunView& view, const std::vector<NodeLoad>& loads, const LauncherInfo& launcher,
@@ -585,26 +631,13 @@ void add_suggestions(const RunView& view, const std::vector<NodeLoad>& loads, co
     };
     for (Finding& f : findings) {
         if (f.severity == Severity::Info) continue;
+        const SuggestionRule* rule = rule_for(f.code);
+        if (rule == nullptr) continue;
         auto it = node_index.find(f.node);
         if (it == node_index.end()) continue;
         const NodeFacts& facts_n = facts_for(it->second);
         if (facts_n.processes == 0) continue;
-        if (f.code == FindingCode::OverloadedResources || f.code == FindingCode::OverloadedReservation) {
-            const AffinityCauses causes = affinity_causes(view, loads[it->second]);
-            if (causes.caused_by_calls())
-                f.suggestion = suggest_affinity_calls(view, loads[it->second], view.nodes[it->second], causes);
-            else
-                f.suggestion = suggest_overloaded(facts_n, launcher, f.remedy);
-        }
-        else if (f.code == FindingCode::IdleResources)
-            f.suggestion = suggest_idle(facts_n, launcher, f, f.remedy);
-        else if (f.code == FindingCode::UnderloadedReservation)
-            f.suggestion = suggest_underloaded_reservation(facts_n, launcher, f, f.remedy);
-        else if (f.code == FindingCode::CpuQuotaThrottled)
-            f.suggestion = suggest_quota(facts_n, launcher, f, f.remedy);
-        else if (f.code == FindingCode::RuntimeContention)
-            f.suggestion = "Keep the two runtimes off each other's cores, or run fewer threads. " +
-                           suggest_overloaded(facts_n, launcher, f.remedy);
+        f.suggestion = rule->suggest({view, loads[it->second], view.nodes[it->second], facts_n, launcher}, f);
     }
 }
 

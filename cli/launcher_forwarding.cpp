@@ -2,6 +2,7 @@
 
 #include "cli/batch_allocation.hpp"
 #include "cli/srun_forwarding.hpp"
+#include "core/formats/launcher_options.hpp"
 
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 #include <optional>
@@ -304,61 +306,10 @@ std::string env_list_from_parameter_files(const EnvironmentReader& getenv) {
 }
 
 const OptionSyntax& open_mpi_syntax() {
-    static const OptionSyntax s = {{"-np",
-                                    "--np",
-                                    "-n",
-                                    "--n",
-                                    "-c",
-                                    "-H",
-                                    "-host",
-                                    "--host",
-                                    "-hostfile",
-                                    "--hostfile",
-                                    "-machinefile",
-                                    "--machinefile",
-                                    "--default-hostfile",
-                                    "-x",
-                                    "-am",
-                                    "--am",
-                                    "--tune",
-                                    "-map-by",
-                                    "--map-by",
-                                    "-bind-to",
-                                    "--bind-to",
-                                    "-rank-by",
-                                    "--rank-by",
-                                    "-npernode",
-                                    "--npernode",
-                                    "-npersocket",
-                                    "--npersocket",
-                                    "--ppr",
-                                    "--prefix",
-                                    "-wdir",
-                                    "--wdir",
-                                    "-wd",
-                                    "--wd",
-                                    "--path",
-                                    "--preload-files",
-                                    "--output-filename",
-                                    "--timeout",
-                                    "--app",
-                                    "--cpu-set",
-                                    "--cpu-list",
-                                    "-rf",
-                                    "--rankfile",
-                                    "--stdin",
-                                    "--launch-agent",
-                                    "--personality",
-                                    "-cpus-per-proc",
-                                    "--cpus-per-proc",
-                                    "-cpus-per-rank",
-                                    "--cpus-per-rank",
-                                    "--report-state-on-timeout",
-                                    "--debugger",
-                                    "--ompi-server",
-                                    "--report-uri",
-                                    "--tmpdir"},
-                                   {"-mca", "--mca", "-gmca", "--gmca"},
+    static const OptionSyntax s = {{std::begin(launcher_options::kOpenMpiWithValue),
+                                    std::end(launcher_options::kOpenMpiWithValue)},
+                                   {std::begin(launcher_options::kOpenMpiWithTwoValues),
+                                    std::end(launcher_options::kOpenMpiWithTwoValues)},
                                    0};
     return s;
 }
@@ -397,43 +348,10 @@ void plan_open_mpi(LaunchPlan& plan, const EnvironmentReader& getenv) {
 }
 
 const OptionSyntax& hydra_syntax() {
-    static const OptionSyntax s = {{"-n",
-                                    "-np",
-                                    "-f",
-                                    "-hostfile",
-                                    "-machinefile",
-                                    "-hosts",
-                                    "-host",
-                                    "-ppn",
-                                    "-perhost",
-                                    "-genvlist",
-                                    "-envlist",
-                                    "-wdir",
-                                    "-configfile",
-                                    "-bootstrap",
-                                    "-bootstrap-exec",
-                                    "-launcher",
-                                    "-launcher-exec",
-                                    "-iface",
-                                    "-bind-to",
-                                    "-map-by",
-                                    "-binding",
-                                    "-rmk",
-                                    "-demux",
-                                    "-errfile-pattern",
-                                    "-outfile-pattern",
-                                    "-gpus-per-proc",
-                                    "-rr",
-                                    "-genvexcl",
-                                    "-envexcl",
-                                    "-hosts-group",
-                                    "-path",
-                                    "-umask",
-                                    "-tmpdir",
-                                    "-hostos",
-                                    "-localhost",
-                                    "-branch-count"},
-                                   {"-genv", "-env"},
+    static const OptionSyntax s = {{std::begin(launcher_options::kHydraWithValue),
+                                    std::end(launcher_options::kHydraWithValue)},
+                                   {std::begin(launcher_options::kHydraWithTwoValues),
+                                    std::end(launcher_options::kHydraWithTwoValues)},
                                    0};
     return s;
 }

@@ -5,63 +5,22 @@
 #include <fstream>
 #include <span>
 
+#include "core/formats/launcher_options.hpp"
+
 namespace stacksage::cli {
 
 namespace {
 
-// How an option takes its argument, as getopt_long sees it: a required
-// argument may be the next word; an optional one only follows '='.
-enum class Arg { None, Required, Optional };
+using launcher_options::Arg;
+using launcher_options::LongOption;
+using launcher_options::kSrunLong;
+using launcher_options::kSrunShortOptional;
+using launcher_options::kSrunShortRequired;
 
-struct LongOption {
-    std::string_view name;
-    Arg arg;
-};
-
-// The options of Slurm 22.05's srun, salloc and sbatch that take an argument
-// (from their --help and man pages, hidden ones included): needed to find
-// where the options end and the command begins (srun stops at the first
-// word that is neither an option nor an option's argument). Options that
-// take none need no entry: an unknown --word is read as a flag.
+// The options of salloc and sbatch that take an argument (srun's are in
+// core/formats/launcher_options.hpp), from Slurm 22.05's --help and man
+// pages, hidden ones included.
 // clang-format off
-constexpr LongOption kSrunLong[] = {
-    {"accel-bind", Arg::Required}, {"account", Arg::Required}, {"acctg-freq", Arg::Required},
-    {"bb", Arg::Required}, {"bbf", Arg::Required}, {"bcast", Arg::Optional}, {"bcast-exclude", Arg::Required},
-    {"begin", Arg::Required}, {"chdir", Arg::Required}, {"cluster-constraint", Arg::Required},
-    {"clusters", Arg::Required}, {"comment", Arg::Required}, {"compress", Arg::Optional},
-    {"constraint", Arg::Required}, {"container", Arg::Required}, {"core-spec", Arg::Required},
-    {"cores-per-socket", Arg::Required}, {"cpu-bind", Arg::Required}, {"cpu-freq", Arg::Required},
-    {"cpus-per-gpu", Arg::Required}, {"cpus-per-task", Arg::Required}, {"deadline", Arg::Required},
-    {"debugger-test", Arg::None}, {"delay-boot", Arg::Required}, {"dependency", Arg::Required},
-    {"distribution", Arg::Required}, {"epilog", Arg::Required}, {"error", Arg::Required},
-    {"exclude", Arg::Required}, {"exclusive", Arg::Optional}, {"export", Arg::Required},
-    {"extra-node-info", Arg::Required}, {"get-user-env", Arg::Optional}, {"gid", Arg::Required},
-    {"gpu-bind", Arg::Required}, {"gpu-freq", Arg::Required}, {"gpus", Arg::Required},
-    {"gpus-per-node", Arg::Required}, {"gpus-per-socket", Arg::Required}, {"gpus-per-task", Arg::Required},
-    {"gres", Arg::Required}, {"gres-flags", Arg::Required}, {"het-group", Arg::Required},
-    {"hint", Arg::Required}, {"immediate", Arg::Optional}, {"input", Arg::Required},
-    {"jobid", Arg::Required}, {"job-name", Arg::Required}, {"kill-on-bad-exit", Arg::Optional},
-    {"licenses", Arg::Required}, {"mail-type", Arg::Required}, {"mail-user", Arg::Required},
-    {"mcs-label", Arg::Required}, {"mem", Arg::Required}, {"mem-bind", Arg::Required},
-    {"mem-per-cpu", Arg::Required}, {"mem-per-gpu", Arg::Required}, {"mincpus", Arg::Required},
-    {"mpi", Arg::Required}, {"network", Arg::Required}, {"nice", Arg::Optional},
-    {"nodefile", Arg::Required}, {"nodelist", Arg::Required}, {"nodes", Arg::Required},
-    {"ntasks", Arg::Required}, {"ntasks-per-core", Arg::Required}, {"ntasks-per-gpu", Arg::Required},
-    {"ntasks-per-node", Arg::Required}, {"ntasks-per-socket", Arg::Required}, {"output", Arg::Required},
-    {"partition", Arg::Required}, {"power", Arg::Required}, {"prefer", Arg::Required},
-    {"priority", Arg::Required}, {"profile", Arg::Required}, {"prolog", Arg::Required},
-    {"propagate", Arg::Optional}, {"qos", Arg::Required}, {"relative", Arg::Required},
-    {"reservation", Arg::Required}, {"resv-ports", Arg::Optional}, {"send-libs", Arg::Optional},
-    {"signal", Arg::Required}, {"slurmd-debug", Arg::Required}, {"sockets-per-node", Arg::Required},
-    {"switches", Arg::Required}, {"task-epilog", Arg::Required}, {"task-prolog", Arg::Required},
-    {"thread-spec", Arg::Required}, {"threads", Arg::Required}, {"threads-per-core", Arg::Required},
-    {"time", Arg::Required}, {"time-min", Arg::Required}, {"tmp", Arg::Required},
-    {"tres-per-task", Arg::Required}, {"uid", Arg::Required}, {"wait", Arg::Required},
-    {"wckey", Arg::Required}, {"x11", Arg::Optional},
-};
-constexpr std::string_view kSrunShortRequired = "AbBcCdDeGiJLmMnNopqrStTwWx";
-constexpr std::string_view kSrunShortOptional = "IK";
-
 constexpr LongOption kSallocLong[] = {
     {"account", Arg::Required}, {"acctg-freq", Arg::Required}, {"bb", Arg::Required}, {"bbf", Arg::Required},
     {"begin", Arg::Required}, {"chdir", Arg::Required}, {"cluster-constraint", Arg::Required},

@@ -1,5 +1,7 @@
 #include "core/memory_level.hpp"
 
+#include "core/enum_words.hpp"
+
 namespace stacksage {
 
 namespace {
@@ -11,12 +13,10 @@ constexpr std::array<std::string_view, kMemoryLevelCount> kWords = {
 
 }  // namespace
 
-std::string_view to_string(MemoryLevel level) { return kWords[static_cast<std::size_t>(level)]; }
+std::string_view to_string(MemoryLevel level) { return word_of(kWords, level); }
 
 std::optional<MemoryLevel> memory_level_from_string(std::string_view word) {
-    for (std::size_t i = 0; i < kWords.size(); ++i)
-        if (kWords[i] == word) return static_cast<MemoryLevel>(i);
-    return std::nullopt;
+    return enum_of_word<MemoryLevel>(kWords, word);
 }
 
 bool is_cache_level(MemoryLevel level) {

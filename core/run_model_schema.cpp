@@ -3,6 +3,7 @@
 #include <array>
 #include <utility>
 
+#include "core/enum_words.hpp"
 #include "core/model.hpp"
 
 namespace stacksage {
@@ -10,13 +11,6 @@ namespace stacksage {
 namespace {
 
 // A vocabulary: each value's word, in the enum's order.
-template <class Enum, std::size_t N>
-std::optional<Enum> from_word(const std::array<std::string_view, N>& words, std::string_view word) {
-    for (std::size_t i = 0; i < N; ++i)
-        if (words[i] == word) return static_cast<Enum>(i);
-    return std::nullopt;
-}
-
 constexpr std::array<std::string_view, 2> kProcessKinds = {"process", "launcher"};
 constexpr std::array<std::string_view, 3> kFlowKinds = {"main", "thread", "discovered"};
 constexpr std::array<std::string_view, 2> kTopologySources = {"hwloc", "cpusets-seen"};
@@ -102,16 +96,16 @@ template <class Table, class Fn> void for_each_entry(Table& k, Fn&& fn) {
 
 }  // namespace
 
-std::string_view to_string(ProcessKind kind) { return kProcessKinds[static_cast<std::size_t>(kind)]; }
-std::string_view to_string(FlowKind kind) { return kFlowKinds[static_cast<std::size_t>(kind)]; }
-std::string_view to_string(TopologySource source) { return kTopologySources[static_cast<std::size_t>(source)]; }
+std::string_view to_string(ProcessKind kind) { return word_of(kProcessKinds, kind); }
+std::string_view to_string(FlowKind kind) { return word_of(kFlowKinds, kind); }
+std::string_view to_string(TopologySource source) { return word_of(kTopologySources, source); }
 
 std::optional<ProcessKind> process_kind_from_string(std::string_view word) {
-    return from_word<ProcessKind>(kProcessKinds, word);
+    return enum_of_word<ProcessKind>(kProcessKinds, word);
 }
-std::optional<FlowKind> flow_kind_from_string(std::string_view word) { return from_word<FlowKind>(kFlowKinds, word); }
+std::optional<FlowKind> flow_kind_from_string(std::string_view word) { return enum_of_word<FlowKind>(kFlowKinds, word); }
 std::optional<TopologySource> topology_source_from_string(std::string_view word) {
-    return from_word<TopologySource>(kTopologySources, word);
+    return enum_of_word<TopologySource>(kTopologySources, word);
 }
 
 RunModelKeys RunModelKeys::interned(Model& model) {

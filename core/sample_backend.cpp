@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "core/enum_words.hpp"
+
 namespace stacksage {
 
 namespace {
@@ -10,12 +12,10 @@ constexpr std::array<std::string_view, kSampleBackendCount> kWords = {"pebs", "i
 
 }  // namespace
 
-std::string_view to_string(SampleBackend backend) { return kWords[static_cast<std::size_t>(backend)]; }
+std::string_view to_string(SampleBackend backend) { return word_of(kWords, backend); }
 
 std::optional<SampleBackend> sample_backend_from_string(std::string_view word) {
-    for (std::size_t i = 0; i < kWords.size(); ++i)
-        if (kWords[i] == word) return static_cast<SampleBackend>(i);
-    return std::nullopt;
+    return enum_of_word<SampleBackend>(kWords, word);
 }
 
 }  // namespace stacksage

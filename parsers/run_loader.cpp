@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "parsers/hwloc_loader.hpp"
+#include "parsers/image_notes.hpp"
 #include "parsers/input_file.hpp"
 #include "parsers/memory_access_paths.hpp"
 #include "core/run_model_schema.hpp"
@@ -24,15 +25,6 @@
 namespace stacksage {
 
 namespace fs = std::filesystem;
-
-std::string_view to_string(LoadNote::Level level) {
-    switch (level) {
-        case LoadNote::Level::Info: return "info";
-        case LoadNote::Level::Warning: return "warning";
-        case LoadNote::Level::Error: return "error";
-    }
-    return "?";
-}
 
 namespace {
 
@@ -257,73 +249,7 @@ private:
             ProcessImage& image = r.value();
             image.file = file;
             run_.stats.events += image.summary.events;
-            if (image.summary.torn_last_line)
-                note(LoadNote::Level::Info, file,
-                     "the last line is torn (the process was killed while writing, or the disk filled up); it is "
-                     "ignored");
-            if (image.summary.torn_lines > 0)
-                note(LoadNote::Level::Info, file,
-                     std::to_string(image.summary.torn_lines) +
-                         " torn line(s) among NUL bytes (the process was killed while writing them); "
-                         "they are ignored");
-            if (!image.summary.unknown_events.empty()) {
-                std::string names;
-                for (const auto& [name, count] : image.summary.unknown_events)
-                    names += (names.empty() ? "" : ", ") + name + " (" + std::to_string(count) + ")";
-                note(LoadNote::Level::Info, file,
-                     "events unknown to this stacksage were skipped: " + names + "; a newer recorder wrote them");
-            }
-            if (image.summary.newest_version > kEventLogSchemaVersion)
-                note(LoadNote::Level::Info, file,
-                     "written with event-log schema " + std::to_string(image.summary.newest_version) +
-                         " (this stacksage reads " + std::to_string(kEventLogSchemaVersion) +
-                         "); read as far as the fields it knows");
-            if (image.summary.negative_time_events > 0)
-                note(LoadNote::Level::Warning, file,
-                     std::to_string(image.summary.negative_time_events) +
-                         " event(s) with a negative time (\"t\") were skipped: the recorder never writes one, so "
-                         "the file was altered after the run");
-            if (image.summary.truncated_events > 0)
-                note(LoadNote::Level::Info, file,
-                     std::to_string(image.summary.truncated_events) +
-                         " event(s) were too long for the recorder and lost their details");
-            if (image.summary.invalid_id_events > 0)
-                note(LoadNote::Level::Warning, file,
-                     std::to_string(image.summary.invalid_id_events) +
-                         " event(s) with a pid or tid of 0 or less were skipped: the recorder writes the kernel's "
-                         "ids, always positive, so the file was altered after the run");
-            if (image.invalid_tids > 0)
-                note(LoadNote::Level::Warning, file,
-                     std::to_string(image.invalid_tids) +
-                         " thread(s) listed in MPI snapshots have a tid of 0 or less (the recorder lists the "
-                         "kernel's tasks, always positive): they are ignored");
-            if (image.duplicate_tid_starts > 0)
-                note(LoadNote::Level::Warning, file,
-                     std::to_string(image.duplicate_tid_starts) +
-                         " thread_start event(s) name the tid of a thread of this process still running (its "
-                         "thread_end is missing, or the file was altered): the kernel gives a tid to one thread at "
-                         "a time, so the earlier thread is taken to end where the later one starts");
-            if (image.duplicate_tid_starts_ignored > 0)
-                note(LoadNote::Level::Warning, file,
-                     std::to_string(image.duplicate_tid_starts_ignored) +
-                         " thread_start event(s) name the tid of the main thread, or of a thread that started "
-                         "later, which the kernel cannot have given twice: they are ignored");
-            if (image.masks_unreadable > 0)
-                note(LoadNote::Level::Warning, file,
-                     std::to_string(image.masks_unreadable) +
-                         " cpuset field(s) are not CPU lists the recorder writes (junk, or CPU numbers of a million "
-                         "and more): they are ignored, as if the mask were not recorded");
-            if (image.masks_clipped > 0)
-                note(LoadNote::Level::Warning, file,
-                     std::to_string(image.masks_clipped) + " mask(s) name CPUs numbered " +
-                         std::to_string(kMaxCpuInLog) + " or more (up to " + std::to_string(image.highest_clipped_cpu) +
-                         "), which no Linux kernel numbers: those CPUs are left out (a mask left empty counts as "
-                         "not recorded)");
-            if (image.threads_untraced > 0)
-                note(LoadNote::Level::Warning, file,
-                     std::to_string(image.threads_untraced) +
-                         " thread creation(s) could not be followed by the recorder; those threads are missing");
-            for (std::string& n : image.notes) note(LoadNote::Level::Info, file, std::move(n));
+            for (LoadNote& n : notes_of_image(image)) note(n.level, file, std::move(n.message));
             image.notes.clear();
             jobs[i].group->images.push_back(std::move(image));
         }

@@ -20,17 +20,11 @@
 #include <string>
 #include <vector>
 
+#include "core/load_note.hpp"
 #include "core/model.hpp"
 #include "core/result.hpp"
 
 namespace stacksage {
-
-struct LoadNote {
-    enum class Level : std::uint8_t { Info, Warning, Error };
-    Level level = Level::Info;
-    std::string file;     // the file concerned (relative to OUT), or "" for the run
-    std::string message;  // complete sentence(s), naming what was done about it
-};
 
 struct RunLoadOptions {
     // Threads that read and parse event logs; 0: one per available core.
@@ -67,7 +61,5 @@ struct LoadedRun {
 //         directory with event logs (not a stacksage run; when host
 //         directories could not be read, the Error gives their error).
 Result<LoadedRun> load_run(const std::string& out_dir, const RunLoadOptions& options = {});
-
-std::string_view to_string(LoadNote::Level level);
 
 }  // namespace stacksage

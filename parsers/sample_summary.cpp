@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/formats/sample_summary_schema.hpp"
 #include "parsers/input_file.hpp"
 
 namespace stacksage {
@@ -11,6 +12,7 @@ namespace stacksage {
 namespace {
 
 using json = nlohmann::json;
+namespace schema = sample_summary_schema;
 
 std::uint64_t u64(const json& j, const char* key) {
     auto it = j.find(key);
@@ -41,61 +43,66 @@ std::vector<std::string> strings(const json& j, const char* key) {
 }
 
 void read_record(const json& j, const std::string& rec, SampleSummary& s) {
-    if (rec == "backend") {
+    if (rec == schema::backend::rec) {
+        namespace bk = schema::backend;
         SampledBackend b;
-        b.name = str(j, "name");
-        b.requested = boolean(j, "requested");
-        b.available = boolean(j, "available");
-        b.reason = str(j, "reason");
-        b.threads_opened = u64(j, "threads_opened");
-        b.threads_failed = u64(j, "threads_failed");
-        b.error = str(j, "error");
+        b.name = str(j, bk::name);
+        b.requested = boolean(j, bk::requested);
+        b.available = boolean(j, bk::available);
+        b.reason = str(j, bk::reason);
+        b.threads_opened = u64(j, bk::threads_opened);
+        b.threads_failed = u64(j, bk::threads_failed);
+        b.error = str(j, bk::error);
         s.backends.push_back(std::move(b));
-    } else if (rec == "thread") {
+    } else if (rec == schema::thread::rec) {
+        namespace th = schema::thread;
         SampledThread t;
-        t.tid = i64(j, "tid");
-        t.start_ns = u64(j, "start_ns");
-        t.end_ns = u64(j, "end_ns");
-        t.backends = strings(j, "backends");
-        t.samples = u64(j, "samples");
-        t.lost = u64(j, "lost");
-        t.throttled = u64(j, "throttled");
-        t.corrupt = u64(j, "corrupt");
-        t.dropped = u64(j, "dropped");
-        t.migrations = u64(j, "migrations");
-        t.error = str(j, "error");
+        t.tid = i64(j, th::tid);
+        t.start_ns = u64(j, th::start_ns);
+        t.end_ns = u64(j, th::end_ns);
+        t.backends = strings(j, th::backends);
+        t.samples = u64(j, th::samples);
+        t.lost = u64(j, th::lost);
+        t.throttled = u64(j, th::throttled);
+        t.corrupt = u64(j, th::corrupt);
+        t.dropped = u64(j, th::dropped);
+        t.migrations = u64(j, th::migrations);
+        t.error = str(j, th::error);
         s.threads.push_back(std::move(t));
-    } else if (rec == "access") {
+    } else if (rec == schema::access::rec) {
+        namespace ac = schema::access;
         SampledAccess a;
-        a.tid = i64(j, "tid");
-        a.backend = str(j, "backend");
-        a.cpu = i64(j, "cpu", -1);
-        a.level = str(j, "level");
-        a.op = str(j, "op");
-        a.node = i64(j, "node", -1);
-        a.remote = boolean(j, "remote");
-        a.hops = i64(j, "hops");
-        a.missed = boolean(j, "missed");
-        a.count = u64(j, "count");
-        a.weight_sum = u64(j, "weight_sum");
-        a.weight_max = u64(j, "weight_max");
-        if (auto it = j.find("latency_histogram"); it != j.end() && it->is_array())
+        a.tid = i64(j, ac::tid);
+        a.backend = str(j, ac::backend);
+        a.cpu = i64(j, ac::cpu, -1);
+        a.level = str(j, ac::level);
+        a.op = str(j, ac::op);
+        a.node = i64(j, ac::node, -1);
+        a.remote = boolean(j, ac::remote);
+        a.hops = i64(j, ac::hops);
+        a.missed = boolean(j, ac::missed);
+        a.count = u64(j, ac::count);
+        a.weight_sum = u64(j, ac::weight_sum);
+        a.weight_max = u64(j, ac::weight_max);
+        if (auto it = j.find(ac::latency_histogram); it != j.end() && it->is_array())
             for (std::size_t b = 0; b < it->size() && b < a.latency_histogram.size(); ++b)
                 if ((*it)[b].is_number_unsigned()) a.latency_histogram[b] = (*it)[b].get<std::uint64_t>();
         s.accesses.push_back(std::move(a));
-    } else if (rec == "ran_on") {
-        s.ran_on.push_back({i64(j, "tid"), i64(j, "cpu", -1), u64(j, "count")});
-    } else if (rec == "papi") {
+    } else if (rec == schema::ran_on::rec) {
+        namespace ro = schema::ran_on;
+        s.ran_on.push_back({i64(j, ro::tid), i64(j, ro::cpu, -1), u64(j, ro::count)});
+    } else if (rec == schema::papi::rec) {
+        namespace pp = schema::papi;
         SampledPapi p;
-        p.tid = i64(j, "tid");
-        p.cpu = i64(j, "cpu", -1);
-        p.complete = !j.contains("complete") || boolean(j, "complete");
-        if (auto it = j.find("counters"); it != j.end() && it->is_object())
+        p.tid = i64(j, pp::tid);
+        p.cpu = i64(j, pp::cpu, -1);
+        p.complete = !j.contains(pp::complete) || boolean(j, pp::complete);
+        if (auto it = j.find(pp::counters); it != j.end() && it->is_object())
             for (auto c = it->begin(); c != it->end(); ++c)
                 if (c.value().is_number_unsigned()) p.counters[c.key()] = c.value().get<std::uint64_t>();
-        p.error = str(j, "error");
+        p.error = str(j, pp::error);
         s.papi.push_back(std::move(p));
-    } else if (rec == "end") {
+    } else if (rec == schema::end::rec) {
         s.complete = true;
     }
     // Unknown records: a newer writer; skipped.
@@ -133,17 +140,18 @@ Result<SampleSummary> read_sample_summary(const std::string& path) {
             if (!ended) break;
             continue;
         }
-        const std::string rec = str(j, "rec");
+        namespace sm = schema::sampling;
+        const std::string rec = str(j, schema::common::rec);
         if (number == 1) {
-            if (rec != "sampling")
+            if (rec != sm::rec)
                 return make_error(path + ": line 1: not a stacksage sampling summary (no \"sampling\" record)");
-            s.version = static_cast<int>(i64(j, "v"));
-            s.pid = i64(j, "pid");
-            s.host = str(j, "host");
-            s.start_ns = u64(j, "start_ns");
-            s.end_ns = u64(j, "end_ns");
-            s.used = strings(j, "used");
-            if (auto it = j.find("requested"); it != j.end()) {
+            s.version = static_cast<int>(i64(j, schema::common::v));
+            s.pid = i64(j, sm::pid);
+            s.host = str(j, sm::host);
+            s.start_ns = u64(j, sm::start_ns);
+            s.end_ns = u64(j, sm::end_ns);
+            s.used = strings(j, sm::used);
+            if (auto it = j.find(sm::requested); it != j.end()) {
                 if (it->is_string()) {
                     s.requested = it->get<std::string>();
                 } else if (it->is_array()) {
@@ -151,14 +159,14 @@ Result<SampleSummary> read_sample_summary(const std::string& path) {
                         if (v.is_string()) s.requested += (s.requested.empty() ? "" : ",") + v.get<std::string>();
                 }
             }
-            if (auto it = j.find("periods"); it != j.end() && it->is_object()) {
-                s.pebs_period = u64(*it, "pebs");
-                s.ibs_period = u64(*it, "ibs");
-                s.pagefault_period = u64(*it, "pagefault");
-                s.cpuclock_period_ns = u64(*it, "cpuclock_ns");
+            if (auto it = j.find(sm::periods); it != j.end() && it->is_object()) {
+                s.pebs_period = u64(*it, sm::period::pebs);
+                s.ibs_period = u64(*it, sm::period::ibs);
+                s.pagefault_period = u64(*it, sm::period::pagefault);
+                s.cpuclock_period_ns = u64(*it, sm::period::cpuclock_ns);
             }
-            s.raw_file = str(j, "raw_file");
-            s.unsampled_threads = u64(j, "unsampled_threads");
+            s.raw_file = str(j, sm::raw_file);
+            s.unsampled_threads = u64(j, sm::unsampled_threads);
             continue;
         }
         read_record(j, rec, s);

@@ -15,11 +15,12 @@
 #include <string>
 #include <vector>
 
+#include "core/formats/sample_summary_schema.hpp"
 #include "core/result.hpp"
 
 namespace stacksage {
 
-inline constexpr int kSampleSummaryVersion = 1;
+inline constexpr int kSampleSummaryVersion = sample_summary_schema::kVersion;
 inline constexpr int kSampleLatencyBuckets = 16;
 
 struct SampledBackend {

@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "preload/proc_cgroup.hpp"
 #include "preload/raw_syscall.hpp"
 #include "preload/text.hpp"
 
@@ -98,18 +99,6 @@ bool smallest_quota(const char* mount, const char* cgroup, const Layout& layout,
     return true;
 }
 
-// Whether `controllers` ("cpu,cpuacct") names the cpu controller (not cpuset, not cpuacct alone).
-bool names_cpu(const char* controllers) {
-    for (const char* p = controllers; *p != '\0';) {
-        const char* comma = std::strchr(p, ',');
-        const std::size_t n = comma ? static_cast<std::size_t>(comma - p) : std::strlen(p);
-        if (n == 3 && std::memcmp(p, "cpu", 3) == 0) return true;
-        if (comma == nullptr) break;
-        p = comma + 1;
-    }
-    return false;
-}
-
 }  // namespace
 
 void parse_cpu_stat(const char* text, CgroupCpuQuota& out) {
@@ -136,42 +125,22 @@ void parse_cpu_stat(const char* text, CgroupCpuQuota& out) {
 
 bool read_cgroup_cpu_quota_at(const char* fs_root, char* proc_cgroup, CgroupCpuQuota& out) {
     out = CgroupCpuQuota{};
-    const char* v1_controllers = nullptr;
-    const char* v1_path = nullptr;
-    const char* v2_path = nullptr;
-    for (char* line = proc_cgroup; line != nullptr && *line != '\0';) {
-        char* next = std::strchr(line, '\n');
-        if (next) *next++ = '\0';
-        // "N:controllers:/path"
-        char* first = std::strchr(line, ':');
-        char* second = first ? std::strchr(first + 1, ':') : nullptr;
-        if (second != nullptr) {
-            *second = '\0';
-            const char* controllers = first + 1;
-            const char* path = second + 1;
-            if (line[0] == '0' && line + 1 == first && *controllers == '\0') v2_path = path;
-            else if (names_cpu(controllers)) {
-                v1_controllers = controllers;
-                v1_path = path;
-            }
-        }
-        line = next;
-    }
+    const CgroupPlacement placement = parse_proc_cgroup(proc_cgroup, "cpu");
     char mount[512];
-    if (v1_path != nullptr) {
+    if (placement.v1_path != nullptr) {
         // Mounted under the controllers' names as /proc lists them
         // ("cpu,cpuacct", with cpu and cpuacct links beside it), or alone.
-        const char* const dirs[] = {v1_controllers, "cpu", "cpu,cpuacct", "cpuacct,cpu"};
+        const char* const dirs[] = {placement.v1_controllers, "cpu", "cpu,cpuacct", "cpuacct,cpu"};
         for (const char* dir : dirs) {
             TextBuffer(mount, sizeof mount).add(fs_root).add("/").add(dir);
-            if (readable(mount, kV1.period_file)) return smallest_quota(mount, v1_path, kV1, out);
+            if (readable(mount, kV1.period_file)) return smallest_quota(mount, placement.v1_path, kV1, out);
         }
     }
-    if (v2_path != nullptr) {
+    if (placement.v2_path != nullptr) {
         // The v2 hierarchy is the root itself, or "unified" beside v1's controllers (hybrid).
         TextBuffer(mount, sizeof mount).add(fs_root);
         if (!readable(mount, "cgroup.controllers")) TextBuffer(mount, sizeof mount).add(fs_root).add("/unified");
-        return smallest_quota(mount, v2_path, kV2, out);
+        return smallest_quota(mount, placement.v2_path, kV2, out);
     }
     return false;
 }

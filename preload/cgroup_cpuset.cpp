@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "preload/proc_cgroup.hpp"
 #include "preload/raw_syscall.hpp"
 #include "preload/text.hpp"
 
@@ -48,25 +49,12 @@ std::size_t read_cgroup_cpuset(char* out, std::size_t cap) {
     char cgroups[4096];
     if (raw::read_small_file(AT_FDCWD, "/proc/self/cgroup", cgroups, sizeof cgroups) <= 0)
         return 0;
+    const CgroupPlacement placement = parse_proc_cgroup(cgroups, "cpuset");
+    // Copies: read_up_the_tree() shortens the path as it climbs.
     char v1_path[2048] = {};
     char v2_path[2048] = {};
-    for (char* line = cgroups; line != nullptr && *line != '\0';) {
-        char* next = std::strchr(line, '\n');
-        if (next) *next++ = '\0';
-        // "N:controllers:/path"
-        char* first = std::strchr(line, ':');
-        char* second = first ? std::strchr(first + 1, ':') : nullptr;
-        if (second != nullptr) {
-            *second = '\0';
-            const char* controllers = first + 1;
-            const char* path = second + 1;
-            if (std::strcmp(line, "0") == 0 && *controllers == '\0')
-                TextBuffer(v2_path, sizeof v2_path).add(path);
-            else if (std::strstr(controllers, "cpuset") != nullptr)
-                TextBuffer(v1_path, sizeof v1_path).add(path);
-        }
-        line = next;
-    }
+    if (placement.v1_path != nullptr) TextBuffer(v1_path, sizeof v1_path).add(placement.v1_path);
+    if (placement.v2_path != nullptr) TextBuffer(v2_path, sizeof v2_path).add(placement.v2_path);
     if (v1_path[0] == '/') {
         std::size_t n = read_up_the_tree("/sys/fs/cgroup/cpuset", v1_path,
                                          "cpuset.effective_cpus", out, cap);

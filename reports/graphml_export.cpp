@@ -6,6 +6,8 @@
 #include <map>
 #include <tuple>
 
+#include "reports/markup_entity.hpp"
+
 namespace stacksage {
 
 namespace {
@@ -140,14 +142,7 @@ std::string xml_escape(std::string_view text) {
             append_utf8(out, 0xFFFD);
             continue;
         }
-        switch (cp) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&quot;"; break;
-            case '\'': out += "&apos;"; break;
-            default: append_utf8(out, cp);
-        }
+        if (!append_markup_entity(out, cp, "&apos;")) append_utf8(out, cp);
     }
     return out;
 }

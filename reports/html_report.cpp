@@ -12,6 +12,7 @@
 #include "core/run_model_schema.hpp"
 #include "reports/analysis_json.hpp"
 #include "reports/html_report_page.hpp"
+#include "reports/markup_entity.hpp"
 
 namespace stacksage {
 
@@ -375,16 +376,8 @@ std::string json_for_script_block(const nlohmann::json& value) {
 std::string html_escape(std::string_view text) {
     std::string out;
     out.reserve(text.size());
-    for (char c : text) {
-        switch (c) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&quot;"; break;
-            case '\'': out += "&#39;"; break;
-            default: out += c;
-        }
-    }
+    for (char c : text)
+        if (!append_markup_entity(out, static_cast<unsigned char>(c), "&#39;")) out += c;
     return out;
 }
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "analysis/analyzer.hpp"
-#include "parsers/run_loader.hpp"
+#include "core/load_note.hpp"
 
 namespace stacksage {
 

@@ -1,19 +1,8 @@
 #include "preload/sampling/data_source.hpp"
 
-#include <linux/perf_event.h>
-
 #include <cstring>
 
-// Level numbers newer than the installed kernel headers (Linux 6.11).
-#ifndef PERF_MEM_LVLNUM_L2_MHB
-#define PERF_MEM_LVLNUM_L2_MHB 0x05
-#endif
-#ifndef PERF_MEM_LVLNUM_MSC
-#define PERF_MEM_LVLNUM_MSC 0x06
-#endif
-#ifndef PERF_MEM_LVLNUM_UNC
-#define PERF_MEM_LVLNUM_UNC 0x08
-#endif
+#include "preload/sampling/perf_mem_level_numbers.hpp"
 
 namespace stacksage::sampling {
 

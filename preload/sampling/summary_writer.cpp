@@ -8,11 +8,14 @@
 #include <cstring>
 #include <new>
 
+#include "core/formats/sample_summary_schema.hpp"
 #include "preload/text.hpp"
 
 namespace stacksage::sampling {
 
 namespace {
+
+namespace schema = sample_summary_schema;
 
 // Lines are built in a fixed buffer and written when it fills.
 class LineFile {
@@ -66,10 +69,13 @@ std::uint64_t monotonic_ns() {
     return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
+// ,"name": (every field but a line's first).
+TextBuffer& key(TextBuffer& t, const char* name) { return t.add(",\"").add(name).add("\":"); }
+
 TextBuffer& begin(LineFile& f, const char* rec) {
     TextBuffer& t = f.line();
-    t.add("{\"v\":").add_int(kSampleSummaryVersion).add(",\"rec\":").add_json_string(rec);
-    return t;
+    t.add("{\"").add(schema::common::v).add("\":").add_int(kSampleSummaryVersion);
+    return key(t, schema::common::rec).add_json_string(rec);
 }
 
 void backend_list(TextBuffer& t, std::uint32_t bits) {
@@ -86,71 +92,94 @@ void backend_list(TextBuffer& t, std::uint32_t bits) {
 
 void write_header(LineFile& f, const SamplerConfig& c) {
     const SamplingOptions& o = c.options;
-    TextBuffer& t = begin(f, "sampling");
-    t.add(",\"pid\":").add_int(c.pid).add(",\"host\":").add_json_string(c.host);
-    t.add(",\"start_ns\":").add_uint(c.start_monotonic_ns).add(",\"end_ns\":").add_uint(monotonic_ns());
-    t.add(",\"requested\":");
+    namespace sm = schema::sampling;
+    TextBuffer& t = begin(f, sm::rec);
+    key(t, sm::pid).add_int(c.pid);
+    key(t, sm::host).add_json_string(c.host);
+    key(t, sm::start_ns).add_uint(c.start_monotonic_ns);
+    key(t, sm::end_ns).add_uint(monotonic_ns());
+    key(t, sm::requested);
     if (o.selection.automatic) t.add("\"auto\""); else backend_list(t, o.selection.backends);
-    t.add(",\"used\":");
+    key(t, sm::used);
     backend_list(t, sampler_usable_backends());
     const SamplingPlan& plan = sampler_plan();
-    t.add(",\"ring_pages\":").add_uint(plan.ring_pages).add(",\"max_rings\":").add_uint(plan.max_rings);
-    t.add(",\"periods\":{\"pebs\":").add_uint(o.pebs_period).add(",\"ibs\":").add_uint(o.ibs_period)
-        .add(",\"pagefault\":").add_uint(o.pagefault_period).add(",\"cpuclock_ns\":").add_uint(o.cpuclock_period_ns)
-        .add("},\"ldlat\":").add_uint(o.ldlat_cycles);
-    t.add(",\"raw_file\":");
+    key(t, sm::ring_pages).add_uint(plan.ring_pages);
+    key(t, sm::max_rings).add_uint(plan.max_rings);
+    key(t, sm::periods).add("{\"").add(sm::period::pebs).add("\":").add_uint(o.pebs_period);
+    key(t, sm::period::ibs).add_uint(o.ibs_period);
+    key(t, sm::period::pagefault).add_uint(o.pagefault_period);
+    key(t, sm::period::cpuclock_ns).add_uint(o.cpuclock_period_ns).add("}");
+    key(t, sm::ldlat).add_uint(o.ldlat_cycles);
+    key(t, sm::raw_file);
     if (o.raw_file && c.raw_file_path) {
         const char* slash = std::strrchr(c.raw_file_path, '/');
         t.add_json_string(slash ? slash + 1 : c.raw_file_path);
     } else {
         t.add("null");
     }
-    t.add(",\"unsampled_threads\":").add_uint(sampler_unsampled_threads()).add("}");
+    key(t, sm::unsampled_threads).add_uint(sampler_unsampled_threads()).add("}");
     f.end_line();
 
     for (int i = 0; i < kBackendCount; ++i) {
         const Backend b = static_cast<Backend>(i);
-        TextBuffer& l = begin(f, "backend");
-        l.add(",\"name\":").add_json_string(backend_name(b));
-        l.add(",\"requested\":").add(o.selection.wants(b) ? "true" : "false");
-        l.add(",\"available\":").add(plan.of(b).available ? "true" : "false");
-        l.add(",\"reason\":").add_json_string(plan.of(b).reason);
-        l.add(",\"threads_opened\":").add_uint(sampler_threads_opened(b));
-        l.add(",\"threads_failed\":").add_uint(sampler_threads_failed(b));
-        l.add(",\"error\":").add_json_string(sampler_first_error(b)).add("}");
+        namespace bk = schema::backend;
+        TextBuffer& l = begin(f, bk::rec);
+        key(l, bk::name).add_json_string(backend_name(b));
+        key(l, bk::requested).add(o.selection.wants(b) ? "true" : "false");
+        key(l, bk::available).add(plan.of(b).available ? "true" : "false");
+        key(l, bk::reason).add_json_string(plan.of(b).reason);
+        key(l, bk::threads_opened).add_uint(sampler_threads_opened(b));
+        key(l, bk::threads_failed).add_uint(sampler_threads_failed(b));
+        key(l, bk::error).add_json_string(sampler_first_error(b)).add("}");
         f.end_line();
     }
 }
 
 void write_thread(LineFile& f, const ThreadSlot& s) {
-    TextBuffer& t = begin(f, "thread");
-    t.add(",\"tid\":").add_int(s.tid).add(",\"start_ns\":").add_uint(s.start_ns).add(",\"end_ns\":").add_uint(s.end_ns);
-    t.add(",\"backends\":");
+    namespace th = schema::thread;
+    TextBuffer& t = begin(f, th::rec);
+    key(t, th::tid).add_int(s.tid);
+    key(t, th::start_ns).add_uint(s.start_ns);
+    key(t, th::end_ns).add_uint(s.end_ns);
+    key(t, th::backends);
     backend_list(t, s.events.opened_backends | (s.papi.running || s.papi.values[0] ? backend_bit(Backend::Papi) : 0));
-    t.add(",\"samples\":").add_uint(s.samples).add(",\"lost\":").add_uint(s.lost());
-    t.add(",\"throttled\":").add_uint(s.ring_stats.throttled).add(",\"corrupt\":").add_uint(s.ring_stats.corrupt);
-    t.add(",\"oversize\":").add_uint(s.ring_stats.oversize).add(",\"decode_errors\":").add_uint(s.decode_errors);
-    t.add(",\"dropped\":").add_uint(s.table.dropped()).add(",\"migrations\":").add_uint(s.migrations);
-    t.add(",\"recorder_samples\":").add_uint(s.recorder_samples);
-    t.add(",\"error\":").add_json_string(s.events.error).add("}");
+    key(t, th::samples).add_uint(s.samples);
+    key(t, th::lost).add_uint(s.lost());
+    key(t, th::throttled).add_uint(s.ring_stats.throttled);
+    key(t, th::corrupt).add_uint(s.ring_stats.corrupt);
+    key(t, th::oversize).add_uint(s.ring_stats.oversize);
+    key(t, th::decode_errors).add_uint(s.decode_errors);
+    key(t, th::dropped).add_uint(s.table.dropped());
+    key(t, th::migrations).add_uint(s.migrations);
+    key(t, th::recorder_samples).add_uint(s.recorder_samples);
+    key(t, th::error).add_json_string(s.events.error).add("}");
     f.end_line();
 
     s.table.for_each([&](const AccessKey& k, const AccessEntry& e) {
         if (k.backend == Backend::CpuClock) {
-            TextBuffer& r = begin(f, "ran_on");
-            r.add(",\"tid\":").add_int(s.tid).add(",\"cpu\":").add_uint(k.cpu).add(",\"count\":").add_uint(e.count)
-                .add("}");
+            namespace ro = schema::ran_on;
+            TextBuffer& r = begin(f, ro::rec);
+            key(r, ro::tid).add_int(s.tid);
+            key(r, ro::cpu).add_uint(k.cpu);
+            key(r, ro::count).add_uint(e.count).add("}");
             f.end_line();
             return;
         }
-        TextBuffer& a = begin(f, "access");
-        a.add(",\"tid\":").add_int(s.tid).add(",\"backend\":").add_json_string(backend_name(k.backend));
-        a.add(",\"cpu\":").add_uint(k.cpu).add(",\"level\":").add_json_string(served_by_name(k.served_by));
-        a.add(",\"op\":").add_json_string(mem_op_name(k.op)).add(",\"node\":").add_int(k.node);
-        a.add(",\"remote\":").add(k.remote ? "true" : "false").add(",\"hops\":").add_uint(k.hops);
-        a.add(",\"missed\":").add(k.missed ? "true" : "false");
-        a.add(",\"count\":").add_uint(e.count).add(",\"weight_sum\":").add_uint(e.weight_sum);
-        a.add(",\"weight_max\":").add_uint(e.weight_max).add(",\"latency_histogram\":[");
+        namespace ac = schema::access;
+        TextBuffer& a = begin(f, ac::rec);
+        key(a, ac::tid).add_int(s.tid);
+        key(a, ac::backend).add_json_string(backend_name(k.backend));
+        key(a, ac::cpu).add_uint(k.cpu);
+        key(a, ac::level).add_json_string(served_by_name(k.served_by));
+        key(a, ac::op).add_json_string(mem_op_name(k.op));
+        key(a, ac::node).add_int(k.node);
+        key(a, ac::remote).add(k.remote ? "true" : "false");
+        key(a, ac::hops).add_uint(k.hops);
+        key(a, ac::missed).add(k.missed ? "true" : "false");
+        key(a, ac::count).add_uint(e.count);
+        key(a, ac::weight_sum).add_uint(e.weight_sum);
+        key(a, ac::weight_max).add_uint(e.weight_max);
+        key(a, ac::latency_histogram).add("[");
         for (int b = 0; b < kLatencyBuckets; ++b) a.add(b ? "," : "").add_uint(e.histogram[b]);
         a.add("]}");
         f.end_line();
@@ -159,17 +188,21 @@ void write_thread(LineFile& f, const ThreadSlot& s) {
     const PapiCounters& papi = sampler_papi();
     if (papi.ready() && (s.papi.running || s.papi.error[0] != '\0' || s.papi.added[0] || s.papi.added[1] ||
                          s.papi.added[2])) {
-        TextBuffer& p = begin(f, "papi");
-        p.add(",\"tid\":").add_int(s.tid).add(",\"cpu\":");
+        namespace pp = schema::papi;
+        TextBuffer& p = begin(f, pp::rec);
+        key(p, pp::tid).add_int(s.tid);
+        key(p, pp::cpu);
         if (s.papi_cpu == 0xffffffffu) p.add("null"); else p.add_uint(s.papi_cpu);
-        p.add(",\"complete\":").add(s.papi.running ? "false" : "true").add(",\"counters\":{");
+        key(p, pp::complete).add(s.papi.running ? "false" : "true");
+        key(p, pp::counters).add("{");
         bool first = true;
         for (std::size_t i = 0; i < papi.counter_count(); ++i) {
             if (!s.papi.added[i]) continue;
             p.add(first ? "" : ",").add_json_string(papi.counter_name(i)).add(":").add_uint(s.papi.values[i]);
             first = false;
         }
-        p.add("},\"error\":").add_json_string(s.papi.error).add("}");
+        p.add("}");
+        key(p, pp::error).add_json_string(s.papi.error).add("}");
         f.end_line();
     }
 }
@@ -192,8 +225,8 @@ bool write_sample_summary(const char* path, const SamplerConfig& config, char* e
         write_thread(*f, *s);
         ++threads;
     }
-    TextBuffer& t = begin(*f, "end");
-    t.add(",\"threads\":").add_uint(threads).add("}");
+    TextBuffer& t = begin(*f, schema::end::rec);
+    key(t, schema::end::threads).add_uint(threads).add("}");
     f->end_line();
     const bool ok = f->flush();
     ::close(fd);

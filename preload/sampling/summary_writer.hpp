@@ -6,11 +6,12 @@
 
 #include <cstddef>
 
+#include "core/formats/sample_summary_schema.hpp"
 #include "preload/sampling/process_sampler.hpp"
 
 namespace stacksage::sampling {
 
-inline constexpr int kSampleSummaryVersion = 1;
+inline constexpr int kSampleSummaryVersion = sample_summary_schema::kVersion;
 
 // Writes from the process sampler's state (process_sampler.hpp) to path,
 // which must not exist (O_EXCL: an existing file is never overwritten).

@@ -54,3 +54,21 @@ TEST(LaunchCommand, SplitsACommandLineAsTheLoaderJoinsIt) {
               (Args{"mpirun", "-np", "2", "sh", "-c", "exec ./app 'x'"}));
     EXPECT_EQ(split_command_line("  a  b "), (Args{"a", "b"}));
 }
+
+// The launchers' option tables are shared with `stacksage run`
+// (core/formats/launcher_options.hpp): every option either side knows to
+// take a value is skipped with it, and a flag is not given the next word.
+TEST(LaunchCommand, OptionsOfTheSharedTablesFindTheProgram) {
+    EXPECT_EQ(parse_launch_command({"mpirun", "--prtemca", "a", "b", "-N", "2", "--cpu-set", "0,1", "./app"})
+                  .program_args,
+              (Args{"./app"}));
+    EXPECT_EQ(parse_launch_command({"mpiexec.hydra", "-rr", "-localhost", "n1", "-n", "2", "./app"}).program_args,
+              (Args{"./app"}));
+    EXPECT_EQ(parse_launch_command({"srun", "-S", "2", "-b", "now", "-n", "2", "./app"}).program_args,
+              (Args{"./app"}));
+    // An optional argument only follows '=': --exclusive is a flag here.
+    LaunchCommand c = parse_launch_command({"srun", "--exclusive", "./app"});
+    EXPECT_EQ(c.program_args, (Args{"./app"}));
+    c = parse_launch_command({"srun", "--exclusive=user", "-I5", "./app"});
+    EXPECT_EQ(c.program_args, (Args{"./app"}));
+}

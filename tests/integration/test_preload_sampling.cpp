@@ -6,8 +6,11 @@
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <set>
+#include <span>
 #include <string>
 
+#include "core/formats/sample_summary_schema.hpp"
 #include "tests/integration/traced_run.hpp"
 
 namespace stacksage::testing {
@@ -209,6 +212,48 @@ TEST(PreloadSampling, AProgramWhoseMainThreadCallsPthreadExitStillEnds) {
     ASSERT_EQ(text.exit_code(), 0) << text.err;
     EXPECT_NE(text.out.find("created 3 threads (4 with the main thread"), std::string::npos) << text.out;
     EXPECT_EQ(text.out.find("stacksage-drain"), std::string::npos) << text.out;
+}
+
+// The summary a real run writes holds exactly the schema's records and
+// fields (core/formats/sample_summary_schema.hpp), which its reader reads by
+// the same names: a field renamed on one side only fails here.
+TEST(PreloadSampling, EveryRecordOfARealSummaryHasTheSchemasFields) {
+    namespace ss = sample_summary_schema;
+    TempDir out;
+    RunResult res = sampled_run(out, "pagefault,cpuclock",
+                                {example("memory_first_touch"), "--threads", "2", "--mib", "8"}, kEveryFault);
+    ASSERT_EQ(res.exit_code(), 0) << res.err;
+    const Recorded r = recorded(out);
+    ASSERT_FALSE(r.records.empty()) << "no sampling summary next to " << r.log;
+    const std::map<std::string, std::span<const std::string_view>> schema = {
+        {ss::sampling::rec, ss::sampling::fields}, {ss::backend::rec, ss::backend::fields},
+        {ss::thread::rec, ss::thread::fields},     {ss::ran_on::rec, ss::ran_on::fields},
+        {ss::access::rec, ss::access::fields},     {ss::papi::rec, ss::papi::fields},
+        {ss::end::rec, ss::end::fields}};
+    const auto keys_of = [](const nlohmann::json& object) {
+        std::set<std::string> keys;
+        for (auto it = object.begin(); it != object.end(); ++it) keys.insert(it.key());
+        return keys;
+    };
+    const auto names = [](std::span<const std::string_view> fields) {
+        return std::set<std::string>(fields.begin(), fields.end());
+    };
+    std::set<std::string> seen;
+    for (const nlohmann::json& record : r.records) {
+        ASSERT_EQ(record[ss::common::v], ss::kVersion) << record;
+        const std::string rec = record[ss::common::rec];
+        ASSERT_TRUE(schema.count(rec)) << "a record the schema lacks: " << record;
+        seen.insert(rec);
+        std::set<std::string> want = names(schema.at(rec));
+        for (std::string_view c : ss::common::fields) want.insert(std::string(c));
+        EXPECT_EQ(keys_of(record), want) << record;
+        if (rec == ss::sampling::rec)
+            EXPECT_EQ(keys_of(record[ss::sampling::periods]), names(ss::sampling::period::fields)) << record;
+    }
+    // (ran_on and papi records are checked where they are written: a short
+    // run may end before its first cpu-clock sample, and PAPI needs counters.)
+    for (const char* rec : {ss::sampling::rec, ss::backend::rec, ss::thread::rec, ss::access::rec, ss::end::rec})
+        EXPECT_TRUE(seen.count(rec)) << "no " << rec << " record in " << r.summary;
 }
 
 }  // namespace stacksage::testing

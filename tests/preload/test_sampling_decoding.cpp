@@ -3,8 +3,6 @@
 // source values the kernel's Intel PEBS and AMD IBS drivers produce.
 #include <gtest/gtest.h>
 
-#include <linux/perf_event.h>
-
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -12,23 +10,13 @@
 
 #include "preload/sampling/access_table.hpp"
 #include "preload/sampling/data_source.hpp"
+#include "preload/sampling/perf_mem_level_numbers.hpp"
 #include "preload/sampling/recorder_image.hpp"
 #include "preload/sampling/ring_reader.hpp"
 #include "preload/sampling/sample_record.hpp"
 #include "preload/sampling/thread_slot.hpp"
 
 using namespace stacksage::sampling;
-
-// Newer than the installed headers (Linux 6.11).
-#ifndef PERF_MEM_LVLNUM_L2_MHB
-#define PERF_MEM_LVLNUM_L2_MHB 0x05
-#endif
-#ifndef PERF_MEM_LVLNUM_MSC
-#define PERF_MEM_LVLNUM_MSC 0x06
-#endif
-#ifndef PERF_MEM_LVLNUM_UNC
-#define PERF_MEM_LVLNUM_UNC 0x08
-#endif
 
 namespace {
 

@@ -22,6 +22,7 @@
 #include "reports/graphml_export.hpp"
 #include "reports/html_report.hpp"
 #include "reports/perfetto_export.hpp"
+#include "tests/support/analysed_run.hpp"
 #include "tests/support/html_report_runs.hpp"
 #include "tests/support/shell.hpp"
 
@@ -31,19 +32,7 @@ using json = nlohmann::json;
 
 namespace {
 
-struct Analysed {
-    LoadedRun run;
-    AnalysisResult analysis;
-    ReportData data() const {
-        ReportData d;
-        d.analysis = &analysis;
-        d.notes = &run.notes;
-        d.directory = run.directory;
-        d.logs = run.stats.logs;
-        d.logs_skipped = run.stats.logs_skipped;
-        return d;
-    }
-};
+using Analysed = AnalysedRun;
 
 struct DemoRun {
     TempDir dir;

@@ -12,6 +12,7 @@
 #include "parsers/run_loader.hpp"
 #include "reports/json_report.hpp"
 #include "reports/text_report.hpp"
+#include "tests/support/analysed_run.hpp"
 #include "tests/support/shell.hpp"
 #include "tests/support/synthetic_run.hpp"
 
@@ -20,27 +21,9 @@ using namespace stacksage::testing;
 
 namespace {
 
-struct Rendered {
-    LoadedRun run;
-    AnalysisResult analysis;
-    ReportData data() const {
-        ReportData d;
-        d.analysis = &analysis;
-        d.notes = &run.notes;
-        d.directory = run.directory;
-        d.logs = run.stats.logs;
-        d.logs_skipped = run.stats.logs_skipped;
-        return d;
-    }
-};
+using Rendered = AnalysedRun;
 
-Rendered analyse(const TempDir& dir) {
-    Result<LoadedRun> r = load_run(dir.str());
-    EXPECT_TRUE(r) << (r ? "" : r.error().message);
-    Rendered out{std::move(r.value()), {}};
-    out.analysis = analyze(out.run.model);
-    return out;
-}
+Rendered analyse(const TempDir& dir) { return analyse_run(dir.str()); }
 
 // Four 4-core nodes, one single-thread rank bound to each core.
 void write_well_placed_cluster(const TempDir& dir, int nodes) {

@@ -1,0 +1,41 @@
+// A run directory loaded and analysed, and the ReportData a report renders
+// from it: what the report tests start from (`stacksage report` does the
+// same in cli/analysis_pipeline.cpp).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+
+#include "analysis/analyzer.hpp"
+#include "parsers/run_loader.hpp"
+#include "reports/report_data.hpp"
+
+namespace stacksage::testing {
+
+struct AnalysedRun {
+    LoadedRun run;
+    AnalysisResult analysis;
+    ReportData data() const {
+        ReportData d;
+        d.analysis = &analysis;
+        d.notes = &run.notes;
+        d.directory = run.directory;
+        d.logs = run.stats.logs;
+        d.logs_skipped = run.stats.logs_skipped;
+        return d;
+    }
+};
+
+// Loads and analyses the run at `directory`; a run that does not load fails
+// the test (and is analysed empty).
+inline AnalysedRun analyse_run(const std::string& directory) {
+    Result<LoadedRun> r = load_run(directory);
+    EXPECT_TRUE(r) << (r ? "" : r.error().message);
+    AnalysedRun out{r ? std::move(r.value()) : LoadedRun{}, {}};
+    out.analysis = analyze(out.run.model);
+    return out;
+}
+
+}  // namespace stacksage::testing
