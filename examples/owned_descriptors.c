@@ -16,7 +16,8 @@
  *                     regular files in SCRATCH/appfiles), and forks: the
  *                     child starts a thread and checks its descriptors, the
  *                     parent checks that its directory stays empty (its
- *                     files unchanged); exits 0 (the child 4) */
+ *                     files unchanged, then unlinks them and keeps them
+ *                     open); exits 0 (the child 4) */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -147,7 +148,18 @@ static int mode_squat(const char* kind, const char* scratch) {
     if (child < 0 || waitpid(child, &status, 0) != child) return 1;
     printf("squat: child exited %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     printf("squat: the parent's %d %s intact: %d\n", kSquatted, kind, intact(dirs));
-    if (dirs) printf("squat: the directory is %s\n", is_empty_dir(root) ? "empty" : "not empty");
+    if (dirs) {
+        printf("squat: the directory is %s\n", is_empty_dir(root) ? "empty" : "not empty");
+        return 0;
+    }
+    /* Kept open, their names gone, as temporary files are. */
+    int unlinked = 0;
+    for (int i = 0; i < kSquatted; ++i) {
+        char path[2100];
+        snprintf(path, sizeof path, "%s/f%04d", root, i);
+        unlinked += unlink(path) == 0;
+    }
+    printf("squat: %d files unlinked, kept open\n", unlinked);
     return 0;
 }
 

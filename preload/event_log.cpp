@@ -395,8 +395,11 @@ bool EventLog::same_host_dir(int fd) const {
 }
 
 bool EventLog::removed() const {
+    // Only our own file's count of names: the number may hold the
+    // application's file by now (one it unlinked itself, say).
     struct stat st{};
-    return fd_ >= 0 && raw::fstat(fd_, &st) == 0 && st.st_nlink == 0;
+    return fd_ >= 0 && raw::fstat(fd_, &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_ &&
+           st.st_nlink == 0;
 }
 
 void EventLog::report_removed() {

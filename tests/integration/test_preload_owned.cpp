@@ -178,7 +178,9 @@ TEST(PreloadOwned, NoticesNeverGoIntoAFileAtDescriptorTwo) {
 // the child's recorder closed one of the application's descriptors. Now the
 // recorder finds its directory again by its path: both processes are
 // recorded, in OUT, and the application's descriptors, directory and files
-// are untouched.
+// are untouched. The application's files, unlinked at the end (as temporary
+// files are), are not taken for a removed log (which was said on stderr,
+// and cost the model).
 void expect_squat_recorded(const char* kind) {
     SCOPED_TRACE(kind);
     TempDir plain_scratch, traced_scratch, out;
