@@ -15,7 +15,9 @@
  *                     signal, bsd_signal, sysv_signal, sigset, sigignore;
  *                     SIGQUIT is never set), and prints, for each, what
  *                     sigaction(sig, NULL, &old) answers: handler, flags,
- *                     mask, whether a restorer is set; exits 0
+ *                     mask, whether a restorer is set; then after
+ *                     siginterrupt on SIGTERM and SIGQUIT, and sigset
+ *                     SIG_DFL on SIGINT; exits 0
  *   siglongjmp        leaves a SIGUSR1 handler by siglongjmp three times
  *                     (once from an alternate signal stack), starts a
  *                     thread, returns 8 from main
@@ -140,6 +142,9 @@ static int mode_query(void) {
     /* siginterrupt turns SA_RESTART off on the handler that is there. */
     if (siginterrupt(SIGTERM, 1) != 0) return 8;
     print_disposition("siginterrupt", SIGTERM);
+    /* ... and sets SA_RESTART on a default disposition. */
+    if (siginterrupt(SIGQUIT, 0) != 0) return 10;
+    print_disposition("siginterrupt", SIGQUIT);
     /* A handler set back to the default. */
     if (sigset(SIGINT, SIG_DFL) == SIG_ERR) return 9;
     print_disposition("sigset DFL", SIGINT);

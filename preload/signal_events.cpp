@@ -163,6 +163,17 @@ const char* signal_name(int sig) {
 // sets it on x86_64, not on aarch64).
 constexpr int kRestorerFlag = 0x04000000;
 
+// libc gives the kernel its signal-return trampoline with every action it
+// sets (SA_RESTORER, on x86_64): the application reads it back without us,
+// so it does with us. Called right after libc set sig's action.
+void take_restorer_from_kernel(int sig, struct sigaction& app) {
+    auto real_sigaction = real::sigaction();
+    struct sigaction installed{};
+    if (real_sigaction == nullptr || real_sigaction(sig, nullptr, &installed) != 0) return;
+    app.sa_flags |= installed.sa_flags & kRestorerFlag;
+    app.sa_restorer = installed.sa_restorer;
+}
+
 bool is_fault(int sig) {
     return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL;
 }
@@ -331,14 +342,7 @@ int intercepted_sigaction(int sig, const struct sigaction* act, struct sigaction
             }
             if (rc == 0) {
                 d.app = *act;
-                // libc gave the kernel its signal-return trampoline with the
-                // action (SA_RESTORER, on x86_64): the application reads it back
-                // without us, so it does with us.
-                struct sigaction installed {};
-                if (real_sigaction(sig, nullptr, &installed) == 0) {
-                    d.app.sa_flags |= installed.sa_flags & kRestorerFlag;
-                    d.app.sa_restorer = installed.sa_restorer;
-                }
+                take_restorer_from_kernel(sig, d.app);
             }
         }
     }
@@ -357,6 +361,7 @@ void note_siginterrupt(int sig, bool interrupt) {
     if (d.ours.load(std::memory_order_relaxed)) {
         if (interrupt) d.app.sa_flags &= ~SA_RESTART;
         else d.app.sa_flags |= SA_RESTART;
+        take_restorer_from_kernel(sig, d.app);  // libc set the action again
     }
 }
 
