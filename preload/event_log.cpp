@@ -86,6 +86,11 @@ bool EventLog::open(const char* out_dir, const char* host, long rank, int pid, c
         return false;
     }
     host_dir_fd_ = move_to_high_fd(static_cast<int>(dir_fd));
+    struct stat st{};
+    if (raw::fstat(host_dir_fd_, &st) == 0) {
+        host_dev_ = st.st_dev;
+        host_ino_ = st.st_ino;
+    }
     out_dir_ = out_dir;
     host_ = host;
     if (!create(rank, pid)) {
@@ -218,13 +223,38 @@ void EventLog::reset_mapping() {
 
 bool EventLog::reopen_in_child(long rank, int pid) {
     // The parent's log is the parent's: its mapping (inherited, shared with
-    // the parent's file) is dropped before anything is written.
+    // the parent's file) is dropped before anything is written. So is its
+    // descriptor, unless the number is the application's by now.
     reset_mapping();
-    if (fd_ >= 0) raw::close(fd_);
+    if (same_file(fd_)) raw::close(fd_);
     fd_ = -1;
     write_error_ = 0;
-    if (host_dir_fd_ < 0) return false;
+    if (host_dir() < 0) {
+        write_error_ = -ENOENT;
+        return false;
+    }
     return create(rank, pid);
+}
+
+int EventLog::host_dir() {
+    if (same_host_dir(host_dir_fd_)) return host_dir_fd_;
+    // Never closed here: the number may be the application's.
+    host_dir_fd_ = -1;
+    if (out_dir_ == nullptr || host_ == nullptr) return -1;
+    char path[4096 + 512];
+    TextBuffer p(path, sizeof path);
+    p.add(out_dir_).add("/").add(host_);
+    if (p.size() + 1 >= sizeof path) return -1;
+    // O_NOFOLLOW and the identity check: OUT may be a shared /tmp where the
+    // directory was replaced meanwhile.
+    long fd = raw::openat(AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return -1;
+    if (!same_host_dir(static_cast<int>(fd))) {
+        raw::close(static_cast<int>(fd));
+        return -1;
+    }
+    host_dir_fd_ = move_to_high_fd(static_cast<int>(fd));
+    return host_dir_fd_;
 }
 
 void EventLog::copy_out(std::uint64_t offset, const char* line, std::size_t len) {
@@ -358,9 +388,18 @@ bool EventLog::same_file(int fd) const {
     return fd >= 0 && raw::fstat(fd, &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_;
 }
 
-bool EventLog::removed() const {
+bool EventLog::same_host_dir(int fd) const {
     struct stat st{};
-    return fd_ >= 0 && raw::fstat(fd_, &st) == 0 && st.st_nlink == 0;
+    return fd >= 0 && raw::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_dev == host_dev_ &&
+           st.st_ino == host_ino_;
+}
+
+bool EventLog::removed() const {
+    // Only our own file's count of names: the number may hold the
+    // application's file by now (one it unlinked itself, say).
+    struct stat st{};
+    return fd_ >= 0 && raw::fstat(fd_, &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_ &&
+           st.st_nlink == 0;
 }
 
 void EventLog::report_removed() {

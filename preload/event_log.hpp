@@ -70,7 +70,13 @@ public:
 
     void set_quiet(bool quiet) { quiet_ = quiet; }
     bool is_open() const { return fd_ >= 0; }
-    int host_dir_fd() const { return host_dir_fd_; }
+    // A descriptor of the host directory this log was created in, checked
+    // first: the application may have closed ours (a daemon closes every
+    // descriptor) and got its number for a file or directory of its own; the
+    // directory is then opened again by its path, if it is still the very
+    // same one. -1 when it is gone. Not concurrent: at start-up, in a child
+    // of fork.
+    int host_dir();
     const char* file_name() const { return name_; }
     // 0 for the first log of this pid, n when n earlier images of the same
     // pid (before exec) already have logs.
@@ -85,6 +91,7 @@ private:
 
     bool create(long rank, int pid);
     bool same_file(int fd) const;
+    bool same_host_dir(int fd) const;
     bool removed() const;  // our file has no name left (its directory was deleted)
     void report_removed();
     bool reopen_own_file();  // under the grow lock
@@ -98,6 +105,8 @@ private:
     void dropped_at(std::uint64_t offset);
 
     int host_dir_fd_ = -1;
+    std::uint64_t host_dev_ = 0;  // identity of the host directory, checked before using it
+    std::uint64_t host_ino_ = 0;
     std::atomic<int> fd_{-1};  // swapped by reopen_own_file under the grow lock
     long write_error_ = 0;
     int image_ = 0;

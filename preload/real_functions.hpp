@@ -31,6 +31,8 @@ using Execv = int (*)(const char*, char* const[]);
 using ExitFn = void (*)(int);
 using Sigaction = int (*)(int, const struct sigaction*, struct sigaction*);
 using Signal = sighandler_t (*)(int, sighandler_t);
+using Sigignore = int (*)(int);
+using Siginterrupt = int (*)(int, int);
 using MainFn = int (*)(int, char**, char**);
 using LibcStartMain = int (*)(MainFn, int, char**, void (*)(), void (*)(), void (*)(), void*);
 
@@ -63,6 +65,13 @@ STACKSAGE_REAL_FUNCTION(ExitFn, _exit)
 STACKSAGE_REAL_FUNCTION(ExitFn, _Exit)
 STACKSAGE_REAL_FUNCTION(Sigaction, sigaction)
 STACKSAGE_REAL_FUNCTION(Signal, signal)
+STACKSAGE_REAL_FUNCTION(Signal, ssignal)
+STACKSAGE_REAL_FUNCTION(Signal, bsd_signal)
+STACKSAGE_REAL_FUNCTION(Signal, __sysv_signal)
+STACKSAGE_REAL_FUNCTION(Signal, sysv_signal)
+STACKSAGE_REAL_FUNCTION(Signal, sigset)
+STACKSAGE_REAL_FUNCTION(Sigignore, sigignore)
+STACKSAGE_REAL_FUNCTION(Siginterrupt, siginterrupt)
 STACKSAGE_REAL_FUNCTION(LibcStartMain, __libc_start_main)
 
 #undef STACKSAGE_REAL_FUNCTION

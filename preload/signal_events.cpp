@@ -5,15 +5,19 @@
 // disposition the application believes is installed, and install our handler
 // in the kernel in its place, with the application's flags and mask. Our
 // handler writes one "signal" line, then either calls the application's
-// handler or restores the default and re-raises. sigaction()/signal() are
-// interposed so the application keeps seeing (and changing) its own
-// disposition. Signals set to SIG_IGN are left to the kernel entirely.
+// handler or restores the default and re-raises. sigaction() and every
+// flavour of signal() (signal_setters.cpp) are interposed so the application
+// keeps seeing (and changing) its own disposition; one set around them is
+// found in the kernel. Signals set to SIG_IGN are left to the kernel entirely.
+#include "preload/signal_events.hpp"
+
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
 #include <time.h>
 
 #include <atomic>
+#include <cstdint>
 
 #include "preload/real_functions.hpp"
 #include "preload/tracer.hpp"
@@ -38,11 +42,62 @@ struct Disposition {
     std::atomic<int> recorded{0};
 };
 Disposition g_dispositions[kMaxSignal];
-SpinLock g_disposition_lock;  // between concurrent sigaction() calls only
-// > 0 while this thread runs an application's handler that our handler
-// called. A handler that calls exit() never returns here: the exit recorder
-// sees that it runs inside a signal handler (see in_application_signal_handler).
-__attribute__((tls_model("initial-exec"))) thread_local int g_app_handler_depth = 0;
+// Between concurrent sigaction() calls. sigaction() is async-signal-safe: a
+// handler that interrupted this very thread while it held the lock goes
+// ahead without it rather than wait for itself forever.
+class DispositionLock {
+public:
+    DispositionLock() : held_(take()) {}
+    ~DispositionLock() {
+        if (held_) owner_.store(0, std::memory_order_release);
+    }
+    DispositionLock(const DispositionLock&) = delete;
+    DispositionLock& operator=(const DispositionLock&) = delete;
+
+private:
+    static bool take() {
+        const int me = raw::gettid();
+        for (;;) {
+            int expected = 0;
+            if (owner_.compare_exchange_weak(expected, me, std::memory_order_acquire)) return true;
+            if (expected == me) return false;
+            raw::syscall6(SYS_sched_yield);
+        }
+    }
+    static constinit inline std::atomic<int> owner_{0};  // tid of the holder, 0 when free
+    const bool held_;
+};
+// The signals siginterrupt() was last told to interrupt system calls (bit
+// sig): glibc's BSD signal() then installs them without SA_RESTART.
+constinit std::atomic<std::uint64_t> g_interrupting{0};
+
+// The application's handlers that our handler called and that run on this
+// thread now, innermost last, each by the stack address of our handler's
+// frame. A handler that calls exit() never returns here: the exit recorder
+// sees that it runs inside a signal handler (in_application_signal_handler).
+// A handler left by siglongjmp never returns here either: its entry is found
+// stale when asked, since the stack is then above it (a handler's own code
+// and what it calls always run below its entry, on the stack it was entered
+// on). Only levels beyond kTrackedHandlers (nesting that deep) are counted
+// without an address and always taken as running: never a false "not in a
+// handler", which would let exit() load the model writer inside one.
+constexpr int kTrackedHandlers = 8;
+struct HandlersRunning {
+    int depth = 0;
+    std::uintptr_t entry[kTrackedHandlers] = {};
+};
+__attribute__((tls_model("initial-exec"))) thread_local HandlersRunning g_handlers_running;
+
+void enter_application_handler(std::uintptr_t entry) {
+    HandlersRunning& h = g_handlers_running;
+    if (h.depth < kTrackedHandlers) h.entry[h.depth] = entry;
+    ++h.depth;
+}
+
+void leave_application_handler() {
+    HandlersRunning& h = g_handlers_running;
+    if (h.depth > 0) --h.depth;
+}
 
 // The thread writing the process's end at a fatal signal (0: none yet), and
 // whether it is done. A second fatal signal handled meanwhile on another
@@ -101,6 +156,22 @@ const char* signal_name(int sig) {
         case SIGSYS: return "SIGSYS";
         default: return "?";
     }
+}
+
+// The kernel's flag for a signal-return trampoline given with the action
+// (SA_RESTORER: <asm/signal.h> names it, glibc's <signal.h> does not; glibc
+// sets it on x86_64, not on aarch64).
+constexpr int kRestorerFlag = 0x04000000;
+
+// libc gives the kernel its signal-return trampoline with every action it
+// sets (SA_RESTORER, on x86_64): the application reads it back without us,
+// so it does with us. Called right after libc set sig's action.
+void take_restorer_from_kernel(int sig, struct sigaction& app) {
+    auto real_sigaction = real::sigaction();
+    struct sigaction installed{};
+    if (real_sigaction == nullptr || real_sigaction(sig, nullptr, &installed) != 0) return;
+    app.sa_flags |= installed.sa_flags & kRestorerFlag;
+    app.sa_restorer = installed.sa_restorer;
 }
 
 bool is_fault(int sig) {
@@ -184,12 +255,12 @@ void handler(int sig, siginfo_t* info, void* context) {
         d.ours.store(false, std::memory_order_relaxed);
     }
     errno = saved_errno;
-    ++g_app_handler_depth;
+    enter_application_handler(reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)));
     if (app.sa_flags & SA_SIGINFO)
         app.sa_sigaction(sig, info, context);
     else
         app.sa_handler(sig);
-    --g_app_handler_depth;
+    leave_application_handler();
     // abort() ends the process by SIGABRT once the application's handler
     // returns: glibc resets the disposition and raises the signal again
     // itself, past the recorder. Finish the log now so that it ends whole
@@ -221,21 +292,25 @@ void take_over(int sig) {
 }  // namespace
 
 void install_signal_recorder() {
-    g_disposition_lock.lock();
+    DispositionLock lock;
     for (int sig : kMonitored) take_over(sig);
-    g_disposition_lock.unlock();
 }
 
-bool in_application_signal_handler() { return g_app_handler_depth > 0; }
+// noinline: the frame compared is this call's, below every frame of a
+// handler that is still running on this thread.
+__attribute__((noinline)) bool in_application_signal_handler() {
+    HandlersRunning& h = g_handlers_running;
+    const auto here = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+    while (h.depth > 0 && h.depth <= kTrackedHandlers && h.entry[h.depth - 1] <= here) --h.depth;
+    return h.depth > 0;
+}
 
 bool routes_signal(int sig) {
     return sig > 0 && sig < kMaxSignal && is_monitored(sig) &&
-           process().state.load(std::memory_order_acquire) ==
-               static_cast<int>(TracerState::Ready) &&
+           process().state.load(std::memory_order_acquire) == static_cast<int>(TracerState::Ready) &&
            !inside_recorder();
 }
 
-// Our sigaction: the application's view of monitored signals.
 int intercepted_sigaction(int sig, const struct sigaction* act, struct sigaction* old) {
     auto real_sigaction = real::sigaction();
     if (real_sigaction == nullptr) {
@@ -243,30 +318,55 @@ int intercepted_sigaction(int sig, const struct sigaction* act, struct sigaction
         return -1;
     }
     if (!routes_signal(sig)) return real_sigaction(sig, act, old);
-    g_disposition_lock.lock();
-    Disposition& d = g_dispositions[sig];
-    if (!d.ours.load(std::memory_order_relaxed)) {
-        // Not routed (ignored, or reset by SA_RESETHAND): the kernel's view is the truth.
-        struct sigaction current{};
-        real_sigaction(sig, nullptr, &current);
-        d.app = current;
-    }
-    struct sigaction previous = d.app;
+    struct sigaction previous {};
     int rc = 0;
-    if (act != nullptr) {
-        if (act->sa_handler == SIG_IGN) {
-            rc = real_sigaction(sig, act, nullptr);
-            if (rc == 0) d.ours.store(false, std::memory_order_relaxed);
-        } else {
-            struct sigaction k = routed_action(*act);
-            rc = real_sigaction(sig, &k, nullptr);
-            if (rc == 0) d.ours.store(true, std::memory_order_relaxed);
+    {
+        DispositionLock lock;
+        Disposition& d = g_dispositions[sig];
+        // What the kernel holds: unless it is our handler, the disposition was
+        // set around us (or reset by SA_RESETHAND), and the kernel's is the truth.
+        struct sigaction current {};
+        if (real_sigaction(sig, nullptr, &current) == 0 && current.sa_sigaction != &handler) {
+            d.app = current;
+            d.ours.store(false, std::memory_order_relaxed);
         }
-        if (rc == 0) d.app = *act;
+        previous = d.app;
+        if (act != nullptr) {
+            if (act->sa_handler == SIG_IGN) {
+                rc = real_sigaction(sig, act, nullptr);
+                if (rc == 0) d.ours.store(false, std::memory_order_relaxed);
+            } else {
+                struct sigaction k = routed_action(*act);
+                rc = real_sigaction(sig, &k, nullptr);
+                if (rc == 0) d.ours.store(true, std::memory_order_relaxed);
+            }
+            if (rc == 0) {
+                d.app = *act;
+                take_restorer_from_kernel(sig, d.app);
+            }
+        }
     }
-    g_disposition_lock.unlock();
     if (rc == 0 && old != nullptr) *old = previous;
     return rc;
+}
+
+void note_siginterrupt(int sig, bool interrupt) {
+    if (sig <= 0 || sig >= 64) return;
+    const std::uint64_t bit = std::uint64_t{1} << sig;
+    if (interrupt) g_interrupting.fetch_or(bit, std::memory_order_relaxed);
+    else g_interrupting.fetch_and(~bit, std::memory_order_relaxed);
+    if (!routes_signal(sig)) return;
+    DispositionLock lock;
+    Disposition& d = g_dispositions[sig];
+    if (d.ours.load(std::memory_order_relaxed)) {
+        if (interrupt) d.app.sa_flags &= ~SA_RESTART;
+        else d.app.sa_flags |= SA_RESTART;
+        take_restorer_from_kernel(sig, d.app);  // libc set the action again
+    }
+}
+
+bool restarts_after_signal(int sig) {
+    return sig <= 0 || sig >= 64 || (g_interrupting.load(std::memory_order_relaxed) & (std::uint64_t{1} << sig)) == 0;
 }
 
 }  // namespace stacksage::preload
@@ -279,20 +379,7 @@ STACKSAGE_EXPORT int sigaction(int sig, const struct sigaction* act, struct siga
     return intercepted_sigaction(sig, act, old);
 }
 
-// glibc's signal() has BSD semantics: the handler stays installed, the
-// signal is blocked while it runs, interrupted calls restart.
-STACKSAGE_EXPORT sighandler_t signal(int sig, sighandler_t handler) {
-    if (!routes_signal(sig)) {
-        auto real_signal = real::signal();
-        if (real_signal == nullptr) return SIG_ERR;
-        return real_signal(sig, handler);
-    }
-    struct sigaction act{};
-    struct sigaction old{};
-    act.sa_handler = handler;
-    sigemptyset(&act.sa_mask);
-    sigaddset(&act.sa_mask, sig);
-    act.sa_flags = SA_RESTART;
-    if (intercepted_sigaction(sig, &act, &old) != 0) return SIG_ERR;
-    return old.sa_handler;
+// The same function under glibc's other public name.
+STACKSAGE_EXPORT int __sigaction(int sig, const struct sigaction* act, struct sigaction* old) {
+    return intercepted_sigaction(sig, act, old);
 }

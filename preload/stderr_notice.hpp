@@ -8,15 +8,26 @@
 // too: a job that forks a thousand times after its output directory went
 // away prints one line, not a thousand. An exec'ed image starts afresh.
 //
-// Async-signal-safe: one atomic exchange and one write(2).
+// Only onto the standard error the process started with: descriptor 2 is
+// remembered at start (its device and inode) and checked before each line.
+// An application that started with it closed, or closed it since, may have
+// its own file at number 2 (its first open() gets it): the line is dropped
+// rather than written into the application's data.
+//
+// Async-signal-safe: one fstat, one atomic exchange and one write(2).
 #pragma once
 
 #include <cstddef>
 
 namespace stacksage::preload {
 
+// Remembers which file descriptor 2 is now (none when it is closed): the
+// only file notices go to. Called first thing at the recorder's start.
+void remember_stderr();
+
 // Writes `line` (len bytes, ending in '\n') to fd 2 unless this process (or
-// the parent it was forked from) already did. Returns true when written.
+// the parent it was forked from) already did, or fd 2 is no longer the
+// standard error remembered at start. Returns true when written.
 bool tell_stderr_once(const char* line, std::size_t len);
 
 // True once this process has used its line.

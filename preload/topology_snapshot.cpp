@@ -104,7 +104,7 @@ long publish(int dir, const char* name, const char* data, std::size_t len) {
 
 void write_topology_once() {
     RecorderScope scope;
-    const int dir = process().log.host_dir_fd();
+    const int dir = process().log.host_dir();
     if (dir < 0) return;
     long existing = raw::openat(dir, kTopologyFile, O_PATH | O_NOFOLLOW | O_CLOEXEC);
     if (existing >= 0) {  // another process wrote it

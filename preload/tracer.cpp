@@ -60,6 +60,8 @@ void read_host_name(char* out, std::size_t cap) {
 
 void initialise() {
     RecorderScope scope;
+    // Before anything could be said: the only file notices go to.
+    remember_stderr();
     ProcessState& p = g_process;
     find_tid_in_thread_descriptor();
     p.start_mono_ns = monotonic_ns();
