@@ -70,6 +70,7 @@ std::string base_name(std::string_view path) {
 struct OtherThreadsTotals {
     std::int64_t cpu_us = 0, nvcsw = 0, nivcsw = 0;
     bool cpu_known = true, switches_known = true;  // false once a thread lacks the figure
+    std::int64_t short_lived_without_figures = 0;   // threads under a millisecond, left out
 
     void add(const ThreadRecord& t) {
         // A thread only seen in a snapshot has no figures at all: leaving it
@@ -80,7 +81,10 @@ struct OtherThreadsTotals {
         // A thread that lived under a millisecond has no figures either
         // (the recorder skips reading them): the same choice, at a price of
         // at most that millisecond and a few switches per such thread.
-        if (t.short_lived && t.utime_us < 0 && t.nvcsw < 0) return;
+        if (t.short_lived && t.utime_us < 0 && t.nvcsw < 0) {
+            ++short_lived_without_figures;
+            return;
+        }
         if (t.utime_us >= 0 && t.stime_us >= 0)
             cpu_us = add_saturating(cpu_us, add_saturating(t.utime_us, t.stime_us));
         else
@@ -501,6 +505,7 @@ private:
         if (t.run_delay_ns >= 0) m.set(flow, k.run_delay_ns, t.run_delay_ns);
         if (t.run_slices >= 0) m.set(flow, k.run_slices, t.run_slices);
         if (t.cpu_time_at_exit) m.set(flow, k.cpu_time_at_exit, std::int64_t{1});
+        if (t.untraced) m.set(flow, k.untraced, std::int64_t{1});
         if (t.attr_cpuset) m.set(flow, k.attr_cpuset, *t.attr_cpuset);
         if (t.create_t >= 0 && t.creator_cpu_ns >= 0) {
             m.set(flow, k.create_ns, t.create_t);
@@ -560,6 +565,8 @@ private:
         m.set_attr(p, keys::end_ns, last.end_t);
         m.set(p, k.end_how, std::string_view(last.end_how));
         m.set(p, k.end_known, static_cast<std::int64_t>(last.end_known ? 1 : 0));
+        if (!last.log_ends_early.empty()) m.set(p, k.log_ends_early, std::string_view(last.log_ends_early));
+        if (!last.log_stop_error.empty()) m.set(p, k.log_stop_error, std::string_view(last.log_stop_error));
         if (last.exit_status) m.set(p, k.exit_status, *last.exit_status);
         if (last.utime_us >= 0) m.set(p, k.utime_us, last.utime_us);
         if (last.stime_us >= 0) m.set(p, k.stime_us, last.stime_us);
@@ -643,8 +650,38 @@ private:
                 flow_of_tid[t.tid] = f;
                 if (!t.waits.empty()) waiters.emplace_back(&t, f);
             }
+        add_unseen_threads(p, first, last, main, others);
         add_waits(p, waiters, images, flow_of_tid);
         add_samples(host, node, images, flow_of_tid);
+    }
+
+    // The CPU time of threads that ended before the recorder saw them
+    // (glibc's own threads for SIGEV_THREAD timers and aio, raw clones): the
+    // process's total less the main thread's, every other thread's and the
+    // recorder's own, when all of those are known. Threads under a
+    // millisecond have no figure of their own: each may hide up to 1 ms,
+    // and so much is left to them. What remains, 20 ms and a tenth of the
+    // total at least, is one Unseen flow over the process's life: load the
+    // checks count, where it was work no recorded thread did.
+    void add_unseen_threads(ComponentId process, const ProcessImage& first, const ProcessImage& last,
+                            const ThreadRecord& main, const OtherThreadsTotals& others) {
+        if (last.utime_us < 0 || last.stime_us < 0 || last.main_cpu_us < 0 || !others.cpu_known) return;
+        const std::int64_t total = add_saturating(last.utime_us, last.stime_us);
+        std::int64_t known = add_saturating(last.main_cpu_us, others.cpu_us);
+        known = add_saturating(known, std::max<std::int64_t>(0, last.recorder_cpu_us));
+        known = add_saturating(known, std::min<std::int64_t>(others.short_lived_without_figures, INT64_MAX / 1000) * 1000);
+        const std::int64_t unseen = total - known;
+        if (unseen < 20'000 || unseen * 10 < total) return;
+        ThreadRecord t;
+        t.tid = 0;
+        t.name = "threads that ended unseen";
+        t.start_t = first.start_t;
+        t.end_t = main.end_t;
+        t.utime_us = unseen;
+        t.stime_us = 0;
+        t.masks = main.masks;
+        const ComponentId f = add_flow(process, t, to_string(FlowKind::Unseen));
+        add_may_run_on(f, intervals_of(t.masks, t.start_t, t.end_t));
     }
 
     // The waits each thread was seen making, as WaitedFor paths to the flow
