@@ -1,7 +1,8 @@
 /* Runs whose recording ends early or misses work, each run for real under the
  * recorder by tests/system/test_live_odd_recordings.cpp. Usage: odd_recordings MODE
- *   killed-mid-threads N  starts N threads one after another (each joined),
- *                         and sends itself SIGKILL after N/2 of them
+ *   threads N             starts N threads one after another (each joined,
+ *                         each computing about 1 ms); exits 0
+ *   killed-mid-threads N  the same, but sends itself SIGKILL after N/2 of them
  *   glibc-threads         a SIGEV_THREAD timer fires 20 times and an
  *                         aio_write notifies a SIGEV_THREAD function: glibc
  *                         creates those threads itself; each notification
@@ -55,9 +56,9 @@ static void* short_work(void* arg) {
     return NULL;
 }
 
-static int killed_mid_threads(int n) {
+static int threads(int n, int kill_at) {
     for (int i = 0; i < n; ++i) {
-        if (i == n / 2) kill(getpid(), SIGKILL);
+        if (i == kill_at) kill(getpid(), SIGKILL);
         pthread_t t;
         if (pthread_create(&t, NULL, short_work, NULL) != 0) return 2;
         pthread_join(t, NULL);
@@ -161,10 +162,11 @@ static int sequential(int n) {
 int main(int argc, char** argv) {
     const char* mode = argc > 1 ? argv[1] : "";
     const int n = argc > 2 ? atoi(argv[2]) : 0;
-    if (strcmp(mode, "killed-mid-threads") == 0) return killed_mid_threads(n > 0 ? n : 1000);
+    if (strcmp(mode, "threads") == 0) return threads(n > 0 ? n : 1000, -1);
+    if (strcmp(mode, "killed-mid-threads") == 0) return threads(n > 0 ? n : 1000, (n > 0 ? n : 1000) / 2);
     if (strcmp(mode, "glibc-threads") == 0) return glibc_threads();
     if (strcmp(mode, "raw-clone-affinity") == 0) return raw_clone_affinity();
     if (strcmp(mode, "sequential") == 0) return sequential(n > 0 ? n : 100);
-    fprintf(stderr, "usage: odd_recordings killed-mid-threads N | glibc-threads | raw-clone-affinity | sequential N\n");
+    fprintf(stderr, "usage: odd_recordings threads N | killed-mid-threads N | glibc-threads | raw-clone-affinity | sequential N\n");
     return 64;
 }
