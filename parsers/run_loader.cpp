@@ -638,6 +638,21 @@ private:
         add_may_run_on(main_flow, intervals_of(main.masks, main.start_t, main.end_t));
         add_ran_on(main_flow, main.first_cpu, main.last_cpu);
 
+        // CPU time no recorded thread accounts for: the threads the log only
+        // glimpsed (an affinity call, a snapshot) without figures share it;
+        // where there are none, an Unseen flow holds it.
+        const std::int64_t unseen = unseen_cpu_us(last, others);
+        std::vector<ThreadRecord*> glimpsed;
+        if (unseen > 0)
+            for (ProcessImage& im : images)
+                for (ThreadRecord& t : im.threads)
+                    if (!t.is_main && t.discovered && t.utime_us < 0 && t.nvcsw < 0) glimpsed.push_back(&t);
+        for (ThreadRecord* t : glimpsed) {
+            t->utime_us = unseen / static_cast<std::int64_t>(glimpsed.size());
+            t->stime_us = 0;
+        }
+        if (unseen > 0 && glimpsed.empty()) add_unseen_flow(p, first, main, unseen);
+
         // Who waited (pthread_join), with their flows: resolved once every flow exists.
         std::vector<std::pair<const ThreadRecord*, ComponentId>> waiters;
         if (!main.waits.empty()) waiters.emplace_back(&main, main_flow);
@@ -650,7 +665,6 @@ private:
                 flow_of_tid[t.tid] = f;
                 if (!t.waits.empty()) waiters.emplace_back(&t, f);
             }
-        add_unseen_threads(p, first, last, main, others);
         add_waits(p, waiters, images, flow_of_tid);
         add_samples(host, node, images, flow_of_tid);
     }
@@ -661,17 +675,18 @@ private:
     // recorder's own, when all of those are known. Threads under a
     // millisecond have no figure of their own: each may hide up to 1 ms,
     // and so much is left to them. What remains, 20 ms and a tenth of the
-    // total at least, is one Unseen flow over the process's life: load the
-    // checks count, where it was work no recorded thread did.
-    void add_unseen_threads(ComponentId process, const ProcessImage& first, const ProcessImage& last,
-                            const ThreadRecord& main, const OtherThreadsTotals& others) {
-        if (last.utime_us < 0 || last.stime_us < 0 || last.main_cpu_us < 0 || !others.cpu_known) return;
+    // total at least, is load the checks count: work no recorded thread did.
+    static std::int64_t unseen_cpu_us(const ProcessImage& last, const OtherThreadsTotals& others) {
+        if (last.utime_us < 0 || last.stime_us < 0 || last.main_cpu_us < 0 || !others.cpu_known) return 0;
         const std::int64_t total = add_saturating(last.utime_us, last.stime_us);
         std::int64_t known = add_saturating(last.main_cpu_us, others.cpu_us);
         known = add_saturating(known, std::max<std::int64_t>(0, last.recorder_cpu_us));
         known = add_saturating(known, std::min<std::int64_t>(others.short_lived_without_figures, INT64_MAX / 1000) * 1000);
         const std::int64_t unseen = total - known;
-        if (unseen < 20'000 || unseen * 10 < total) return;
+        return unseen >= 20'000 && unseen >= total / 10 ? unseen : 0;
+    }
+
+    void add_unseen_flow(ComponentId process, const ProcessImage& first, const ThreadRecord& main, std::int64_t unseen) {
         ThreadRecord t;
         t.tid = 0;
         t.name = "threads that ended unseen";
