@@ -200,6 +200,8 @@ private:
                     if (!h.empty() && h.find(',') == std::string::npos) hosts += (hosts.empty() ? "" : ",") + h;
             if (!hosts.empty()) m.set_attr(root, m.key(run_keys::run_launch_hosts), std::string_view(hosts));
         }
+        for (const std::string& u : f.unrecordable)
+            note(LoadNote::Level::Error, "run.json", u + "; it ran untraced and is missing from the analysis");
         if (f.version && *f.version > 1)
             note(LoadNote::Level::Info, "run.json",
                  "run.json has version " + std::to_string(*f.version) +
