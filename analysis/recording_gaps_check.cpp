@@ -63,11 +63,15 @@ std::vector<Finding> logs_ending_early(const RunView& view) {
                 const ProcessView& p = view.processes[processes[k]];
                 if (!p.flows.empty()) flows.push_back(p.flows.front());
                 if (k >= 8) continue;
-                detail += (detail.empty() ? "" : "; ") + who(p) + ": recorded for " +
-                          seconds_text(p.end_ns > p.start_ns ? p.end_ns - p.start_ns : 0) + ", " +
-                          plural(p.flows.empty() ? 0 : p.flows.size() - 1, "thread", "threads") + " created by then";
+                // A stopped log's end is the process's (log_stopped is written there);
+                // a killed one's is its last event.
+                const std::string lived = seconds_text(p.end_ns > p.start_ns ? p.end_ns - p.start_ns : 0);
+                const std::string threads = plural(p.flows.empty() ? 0 : p.flows.size() - 1, "thread", "threads");
+                detail += (detail.empty() ? "" : "; ") + who(p) +
+                          (cause == "log-stopped" ? " ran " + lived + ", " + threads + " recorded before the log stopped"
+                                                  : " recorded for " + lived + ", " + threads + " created by then");
             }
-            f.detail = "last events: " + detail;
+            f.detail = detail;
             f.suggestion = cause == "log-stopped"
                                ? "record into a directory with room (df on it; stacksage run -o DIR), or raise the "
                                  "file-size limit (ulimit -f), then run again"
