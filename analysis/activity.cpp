@@ -57,7 +57,8 @@ void classify_activity(FlowView& flow, const ActivityOptions& options) {
     // bounds: a thread starts at 0, a wait records the CPU time at its
     // start (and uses none while blocked), so does each pthread_create it
     // made (at most one reading per ms), the end gives the total.
-    const bool starts_at_zero = flow.kind != "discovered";
+    // (An untraced thread's start is the kernel's: it too starts at 0.)
+    const bool starts_at_zero = flow.kind != "discovered" || flow.untraced;
     // A log may hold any figure: held at INT64_MAX rather than overflowing.
     const std::int64_t total_ns = flow.cpu_time_us < 0                          ? -1
                                   : flow.cpu_time_us > INT64_MAX / 1000 ? INT64_MAX

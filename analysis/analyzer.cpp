@@ -11,6 +11,7 @@
 #include "analysis/smt_check.hpp"
 #include "analysis/numa_locality_check.hpp"
 #include "analysis/placement_check.hpp"
+#include "analysis/recording_gaps_check.hpp"
 #include "analysis/suggestions.hpp"
 #include "analysis/temporal_stacking_check.hpp"
 
@@ -52,7 +53,7 @@ void combine_overloads(std::vector<Finding>& findings) {
 // order they were found in).
 int check_order(FindingCode code) {
     static constexpr FindingCode kOrder[] = {
-        FindingCode::IncompleteRecording, FindingCode::AllocatedNodeUnused, FindingCode::CpuQuotaThrottled, FindingCode::OverloadedResources, FindingCode::OverloadedReservation, FindingCode::IdleResources,
+        FindingCode::IncompleteRecording, FindingCode::LogEndsEarly, FindingCode::AllocatedNodeUnused, FindingCode::CpuQuotaThrottled, FindingCode::OverloadedResources, FindingCode::OverloadedReservation, FindingCode::IdleResources,
         FindingCode::UnderloadedReservation, FindingCode::RuntimeContention, FindingCode::SharedResources,
         FindingCode::SmtSharedCores, FindingCode::SmtUnusedHardwareThreads, FindingCode::ServiceFlows,
         FindingCode::RuntimeStacking};
@@ -116,6 +117,7 @@ AnalysisResult analyze(RunView view) {
     append(check_numa_locality(view, result.launcher));
     append(check_placement(view, result.launcher));
     append(check_completeness(view, result.launcher));
+    append(check_recording_gaps(view));
     combine_overloads(all);
     add_suggestions(view, loads, result.launcher, all);
 
@@ -132,12 +134,20 @@ AnalysisResult analyze(RunView view) {
         s.name = std::string(p.name);
         s.launcher = p.launcher;
         s.launcher_name = std::string(p.launcher_name);
-        s.threads = p.flows.size();
         for (std::uint32_t f : p.flows) {
-            s.cpus |= view.flows[f].placement;
-            if (view.flows[f].service) ++s.service_threads;
-            if (view.flows[f].kind != "main") ++s.created_threads;
+            const FlowView& flow = view.flows[f];
+            s.cpus |= flow.placement;
+            // The unseen flow stands for threads that ended unseen: their CPU time, no thread of its own.
+            if (flow.kind == to_string(FlowKind::Unseen)) {
+                s.unseen_cpu_us = add_saturating(s.unseen_cpu_us, std::max<std::int64_t>(0, flow.cpu_time_us));
+                continue;
+            }
+            ++s.threads;
+            if (flow.service) ++s.service_threads;
+            if (flow.kind != "main") ++s.created_threads;
+            if (flow.untraced) ++s.untraced_threads;
         }
+        s.log_ends_early = std::string(p.log_ends_early);
         s.runtimes = stacking[i].runtimes;
         s.category = stacking[i].category;
         s.end_how = std::string(p.end_how);

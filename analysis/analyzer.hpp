@@ -39,6 +39,14 @@ struct ProcessSummary {
     std::vector<RuntimeUse> runtimes;
     std::string category;
     std::string end_how;
+    // Why its log ends before its end was recorded ("killed", "log-stopped",
+    // "unknown"; run_view.hpp); "" when complete.
+    std::string log_ends_early;
+    // Threads the recorder did not see created (recording_gaps_check.hpp):
+    // found alive at the end (counted in threads and created_threads), and the
+    // CPU time of those that ended unseen (µs; 0: none).
+    std::size_t untraced_threads = 0;
+    std::int64_t unseen_cpu_us = 0;
 };
 
 struct NodeSummary {

@@ -23,6 +23,8 @@ std::string_view to_string(FindingCode code) {
         case FindingCode::RanOutsideAffinity: return "ran-outside-affinity";
         case FindingCode::ThreadMigrations: return "thread-migrations";
         case FindingCode::CpuQuotaThrottled: return "cpu-quota-throttled";
+        case FindingCode::LogEndsEarly: return "log-ends-early";
+        case FindingCode::UntracedThreads: return "untraced-threads";
     }
     return "unknown";
 }

@@ -31,9 +31,12 @@ enum class FindingCode : std::uint8_t {
     ThreadMigrations,          // threads that moved between CPUs while running
     // Listed first of a node's warnings (analyzer.cpp), added last here.
     CpuQuotaThrottled,         // the cgroup's CPU quota held the job's threads back
+    // What the recording of a process misses (recording_gaps_check.hpp).
+    LogEndsEarly,              // a log stops before its process's end (an error: the analysis is partial)
+    UntracedThreads,           // threads the recorder never saw created did work
 };
 
-inline constexpr FindingCode kLastFindingCode = FindingCode::CpuQuotaThrottled;
+inline constexpr FindingCode kLastFindingCode = FindingCode::UntracedThreads;
 
 // \return the code's stable identifier ("overloaded-resources", ...).
 std::string_view to_string(FindingCode code);

@@ -103,14 +103,22 @@ std::vector<Finding> check_flow_centric(const RunView& view, const std::vector<N
         f.code = FindingCode::UnderloadedReservation;
         f.resources = load.reserved;
         const std::size_t spare = cores - threads;
+        // Processes that computed, but never at the same time as each other
+        // (children run one after another): counted at once, they are one.
+        const std::size_t busy_processes = load.process_peak_flows.size();
+        const bool one_after_another = busy_processes > 1 && processes <= 1;
         f.message = "Only " + threads_of_processes(threads, processes) + " for the " + std::to_string(cores) +
                     " cores reserved for them (" + describe_cpus(node, load.reserved) + "): " +
                     std::to_string(spare) + (spare == 1 ? " core" : " cores") + " may stay idle (underloaded reservation)";
+        if (one_after_another)
+            f.message += "; its " + std::to_string(busy_processes) +
+                         " processes ran one after another, never two at once";
         f.figures = {{"threads", static_cast<std::int64_t>(threads)},
                      {"processes", static_cast<std::int64_t>(processes)},
                      {"cores", static_cast<std::int64_t>(cores)},
                      {"cpus", static_cast<std::int64_t>(cpus)},
-                     {"spare_cores", static_cast<std::int64_t>(spare)}};
+                     {"spare_cores", static_cast<std::int64_t>(spare)},
+                     {"sequential_processes", static_cast<std::int64_t>(one_after_another ? busy_processes : 0)}};
         if (quota_limits) f.figures.push_back({"quota_cpus_x100", quota_x100});
         attach_flows(f, view, load.active_flows);
         out.push_back(std::move(f));

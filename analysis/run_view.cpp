@@ -329,6 +329,8 @@ RunView build_run_view(const Model& model, const ActivityOptions& activity) {
         p.program_start_cpuset = model.get(pid, k.program_start_cpuset);
         p.name = model.name(pid);
         p.end_how = string_attr(model, pid, k.end_how);
+        p.log_ends_early = string_attr(model, pid, k.log_ends_early);
+        p.log_stop_error = string_attr(model, pid, k.log_stop_error);
         p.start_ns = model.get_int(pid, keys::start_ns).value_or(0);
         p.end_ns = model.get_int(pid, keys::end_ns).value_or(p.start_ns);
         p.mpi = model.has(pid, k.mpi_init_ns);
@@ -352,6 +354,7 @@ RunView build_run_view(const Model& model, const ActivityOptions& activity) {
             f.process = process_index;
             f.tid = model.get(fid, k.tid).value_or(model.os_index(fid));
             f.kind = model.kind(fid);
+            f.untraced = model.get(fid, k.untraced).value_or(0) != 0;
             f.name = model.name(fid);
             f.creator_module = string_attr(model, fid, k.creator_module);
             f.start_ns = model.get_int(fid, keys::start_ns).value_or(p.start_ns);
@@ -364,6 +367,8 @@ RunView build_run_view(const Model& model, const ActivityOptions& activity) {
             f.run_slices = model.get(fid, k.run_slices).value_or(-1);
             if (f.kind == to_string(FlowKind::Main)) {
                 f.runtime = application;
+            } else if (f.untraced || f.kind == to_string(FlowKind::Unseen)) {
+                f.runtime = view.runtime_id({"untraced", RuntimeFamily::Unknown});
             } else if (auto r = runtime_by_module.find(f.creator_module);
                        r != runtime_by_module.end() && f.creator_module != p.exe) {
                 f.runtime = r->second;

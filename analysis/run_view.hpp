@@ -63,7 +63,10 @@ struct FlowView {
     ComponentId id = kNoComponent;
     std::uint32_t process = 0;     // index into RunView::processes
     std::int64_t tid = 0;
-    std::string_view kind;         // "main", "thread", "discovered"
+    std::string_view kind;         // "main", "thread", "discovered", "unseen" (core/run_model_schema.hpp)
+    // In the kernel's task list at the process's end, never seen created
+    // (glibc's own threads, raw clones).
+    bool untraced = false;
     std::string_view name;         // thread name; may be empty
     std::string_view creator_module;
     std::uint32_t runtime = 0;     // index into RunView::runtimes
@@ -122,6 +125,10 @@ struct ProcessView {
     std::string_view cmdline;      // arguments joined by spaces
     std::string_view name;         // executable's base name
     std::string_view end_how;
+    // Why its log ends before its end was recorded: "killed", "log-stopped",
+    // "unknown"; "" when the log is complete (core/run_model_schema.hpp).
+    std::string_view log_ends_early;
+    std::string_view log_stop_error;  // for "log-stopped": "No space left on device", ...
     std::int64_t start_ns = 0;
     std::int64_t end_ns = 0;
     bool mpi = false;              // called MPI_Init

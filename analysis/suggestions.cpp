@@ -519,6 +519,17 @@ std::string suggest_underloaded_reservation(const NodeFacts& f, const LauncherIn
     const std::size_t threads = static_cast<std::size_t>(std::max<std::int64_t>(1, finding.figure("threads", 1)));
     const std::size_t processes = std::max<std::size_t>(1, f.processes);
     const std::size_t per = std::max<std::size_t>(1, cores / processes);
+    // Processes that ran one after another (their recorded lifetimes never
+    // overlapped while they computed): more threads in each is not the fix,
+    // running several at once is.
+    if (const std::int64_t sequential = finding.figure("sequential_processes", 0); sequential > 1) {
+        const std::string c = std::to_string(cores);
+        return "The " + std::to_string(sequential) +
+               " processes ran one after another: start up to " + c +
+               " of them at a time (xargs -P " + c + ", GNU parallel -j " + c + ", make -j " + c +
+               ") to use the " + counted(cores, "core") + ", or, if each must wait for the one before, ask the "
+               "batch system for " + counted(threads, "core") + " instead of " + c;
+    }
     const std::string fewer_cores = "or, if the program cannot use more, ask the batch system for " +
                                     counted(threads, "core") + " instead of " + std::to_string(cores) +
                                     " (binding it to fewer cores of the same allocation, with taskset or the "

@@ -37,6 +37,7 @@
 #include "cli/loadable_preload.hpp"
 #include "cli/preload_location.hpp"
 #include "cli/sanitizer_runtime.hpp"
+#include "cli/unrecordable_program.hpp"
 #include "parsers/run_census.hpp"
 #include "parsers/run_directory.hpp"
 #include "preload/sampling/sampling_plan.hpp"
@@ -105,7 +106,7 @@ std::optional<LaunchRecord> launch_record(const LaunchPlan& plan) {
 
 // OUT/run.json: what was run, when, how.
 std::string run_json_text(const fs::path& out, const RunOptions& o, const std::string& preload,
-                          const LaunchPlan& plan) {
+                          const LaunchPlan& plan, const std::vector<UnrecordableProgram>& unrecordable) {
     auto now = std::chrono::system_clock::now();
     RunRecord record;
     record.command = o.command;
@@ -122,6 +123,7 @@ std::string run_json_text(const fs::path& out, const RunOptions& o, const std::s
     record.preload = preload;
     record.job_id = job_id();
     record.launch = launch_record(plan);
+    for (const UnrecordableProgram& u : unrecordable) record.unrecordable.push_back(u.message);
     return run_record_text(record);
 }
 
@@ -376,6 +378,12 @@ int run_command(const RunOptions& o) {
     const SavedEnvironment before(set_names);
     LaunchPlan plan;
     plan.command = o.command;
+    // Said before the command starts, which still runs (untraced).
+    std::vector<UnrecordableProgram> unrecordable;
+    if (traced) {
+        unrecordable = unrecordable_programs(o.command);
+        for (const UnrecordableProgram& u : unrecordable) output.say("warning: " + u.message);
+    }
     if (traced) {
         // The recorder's variables are set before the directory is claimed:
         // run.json records how the launcher carries them to other hosts.
@@ -399,7 +407,8 @@ int run_command(const RunOptions& o) {
             recorder.recorder_preload = with_sanitizer_runtime(loadable->path());
             recorder.output_directory = out.string();
             plan = plan_launch(o.command, recorder, [](const char* name) { return std::getenv(name); });
-            claim = claim_run_directory(out, run_json_text(out, o, *preload, plan), job, launcher_rank() >= 0, error);
+            claim = claim_run_directory(out, run_json_text(out, o, *preload, plan, unrecordable), job,
+                                        launcher_rank() >= 0, error);
             if (claim != RunDirectoryClaim::Taken || !o.output.empty()) break;
         }
         if (claim == RunDirectoryClaim::Taken) {
@@ -435,7 +444,9 @@ int run_command(const RunOptions& o) {
     // Under a launcher every rank runs its own `stacksage run`: one summary is enough.
     if (traced && !o.quiet && launcher_rank() <= 0) {
         CommandOutput summary("stacksage");
-        summary.say(summarize(out) + "; in " + out.string());
+        std::string why;
+        for (const UnrecordableProgram& u : unrecordable) why += "; " + u.program + " ran untraced (" + u.reason + ")";
+        summary.say(summarize(out) + why + "; in " + out.string());
     }
     if (status < 0) return 126;
     if (WIFEXITED(status)) return WEXITSTATUS(status);

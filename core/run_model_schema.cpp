@@ -12,7 +12,7 @@ namespace {
 
 // A vocabulary: each value's word, in the enum's order.
 constexpr std::array<std::string_view, 2> kProcessKinds = {"process", "launcher"};
-constexpr std::array<std::string_view, 3> kFlowKinds = {"main", "thread", "discovered"};
+constexpr std::array<std::string_view, 4> kFlowKinds = {"main", "thread", "discovered", "unseen"};
 constexpr std::array<std::string_view, 2> kTopologySources = {"hwloc", "cpusets-seen"};
 
 // Calls fn(name, key) for every name of the schema and its key in table k
@@ -30,6 +30,9 @@ template <class Table, class Fn> void for_each_entry(Table& k, Fn&& fn) {
     fn(rk::log_file, k.log_file);
     fn(rk::end_how, k.end_how);
     fn(rk::end_known, k.end_known);
+    fn(rk::log_ends_early, k.log_ends_early);
+    fn(rk::log_stop_error, k.log_stop_error);
+    fn(rk::untraced, k.untraced);
     fn(rk::exit_status, k.exit_status);
     fn(rk::utime_us, k.utime_us);
     fn(rk::stime_us, k.stime_us);

@@ -66,6 +66,15 @@ inline constexpr Text cmdline{"cmdline"};                 // arguments joined by
 inline constexpr Text log_file{"log"};                    // event-log file name(s)
 inline constexpr Text end_how{"end_how"};                 // "exit", "_exit", "signal SIGKILL", "unknown", ...
 inline constexpr Int end_known{"end_known"};              // 1: an end event was recorded
+// Why the process's log ends before its end was recorded: "killed" (its
+// unused tail is still zero-filled: SIGKILL, the OOM killer), "log-stopped"
+// (the log could not grow: log_stop_error says why), "unknown"; absent when
+// the log is complete.
+inline constexpr Text log_ends_early{"log_ends_early"};
+inline constexpr Text log_stop_error{"log_stop_error"};   // "No space left on device", ...
+// Flows: 1 when a thread of the kernel's task list at the process's end that
+// the recorder never saw created (glibc's own threads, raw clones).
+inline constexpr Int untraced{"untraced"};
 inline constexpr Int exit_status{"exit_status"};
 inline constexpr Int utime_us{"utime_us"};                // CPU time (user), µs
 inline constexpr Int stime_us{"stime_us"};                // CPU time (system), µs
@@ -179,6 +188,11 @@ enum class FlowKind : std::uint8_t {
     Main,        // the process's first thread
     Thread,      // seen created
     Discovered,  // first seen in a snapshot
+    // The CPU time of threads that ended before the recorder saw them (glibc's
+    // own threads for SIGEV_THREAD timers and aio, raw clones): the process's
+    // total less every thread's known time. One per process, standing for
+    // them all: not a thread of its own in counts.
+    Unseen,
 };
 // Where a Node's topology came from (run_keys::topology_source).
 enum class TopologySource : std::uint8_t {
@@ -202,9 +216,9 @@ std::optional<TopologySource> topology_source_from_string(std::string_view word)
 struct RunModelKeys {
     // Process and Flow components.
     Key<std::int64_t> pid, ppid, tid, rank;
-    Key<std::string> launcher, exe, cmdline, log_file, end_how;
+    Key<std::string> launcher, exe, cmdline, log_file, end_how, log_ends_early, log_stop_error;
     Key<std::int64_t> end_known, exit_status, utime_us, stime_us, nvcsw, nivcsw, run_delay_ns, run_slices,
-        cpu_time_derived, cpu_time_at_exit;
+        cpu_time_derived, cpu_time_at_exit, untraced;
     Key<Cpuset> cgroup_cpuset, program_start_cpuset, online_cpus;
     Key<std::int64_t> cpu_quota_us, cpu_period_us;
     Key<std::string> cpu_quota_cgroup;

@@ -33,6 +33,7 @@ namespace {
 Result<EventLogSummary> parse_lines(std::string_view text, const std::string& name,
                                     const std::function<void(const EventLogEvent&)>& on_event, JsonDocument& doc) {
     EventLogSummary summary;
+    summary.unfinished_tail = !text.empty() && text.back() == '\0';
     std::size_t line_no = 0;
     bool seen_event = false;  // a line that held a stacksage event, before this one
     std::size_t at = 0;

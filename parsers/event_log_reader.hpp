@@ -62,6 +62,10 @@ struct EventLogSummary {
     // kernel's ids, always positive): skipped. In the first event it is an
     // error instead: the process would have no identity.
     std::size_t invalid_id_events = 0;
+    // The file ends in NUL bytes: the unused tail of the recorder's mapping,
+    // which its end (exit, exec, a fatal signal it caught) truncates away; a
+    // process killed outright (SIGKILL, the OOM killer) leaves it.
+    bool unfinished_tail = false;
     int newest_version = 0;         // highest "v" seen
     std::map<std::string, std::size_t, std::less<>> unknown_events;  // name -> count, skipped
 };

@@ -121,6 +121,7 @@ public:
                 p_.main_cpu_us = doc.get_int(end::main_cpu_us).value_or(-1);
                 if (auto u = doc.get_int(end::threads_untraced); u && *u > 0)
                     p_.threads_untraced = static_cast<std::uint64_t>(*u);
+                p_.recorder_cpu_us = std::max<std::int64_t>(-1, doc.get_int(end::recorder_cpu_us).value_or(-1));
                 break;
             }
             case EventKind::signal:
@@ -128,6 +129,14 @@ public:
                     fatal_signal_t_ = ev.t;
                     fatal_signal_ = string_field(doc, schema::signal::name);
                     fatal_signal_number_ = doc.get_int(schema::signal::signal).value_or(-1);
+                }
+                break;
+            case EventKind::log_stopped:
+                if (log_stopped_t_ < 0) {
+                    namespace stopped = schema::log_stopped;
+                    log_stopped_t_ = ev.t;
+                    p_.log_stop_error = string_field(doc, stopped::error);
+                    log_stopped_how_ = string_field(doc, stopped::how);
                 }
                 break;
             case EventKind::exec: p_.exec_t = ev.t; break;
@@ -167,11 +176,18 @@ public:
                 p_.end_how = "exec";
                 p_.end_known = true;
                 p_.end_event = EventKind::exec;
+            } else if (log_stopped_t_ >= 0) {
+                // Written at the process's end in place of its process_end.
+                p_.end_t = log_stopped_t_;
+                p_.end_how = log_stopped_how_.empty() ? "unknown" : log_stopped_how_;
             } else {
                 p_.end_t = p_.last_event_t;
                 p_.end_how = "unknown";
             }
         }
+        // A log that stopped recording lost what followed, whatever ended it.
+        if (log_stopped_t_ >= 0) p_.log_ends_early = "log-stopped";
+        else if (!p_.end_known) p_.log_ends_early = p_.summary.unfinished_tail ? "killed" : "unknown";
         // The recorder's own threads, listed in snapshots by older recorders.
         const auto recorder_threads = std::remove_if(p_.threads.begin(), p_.threads.end(), [](const ThreadRecord& t) {
             return t.discovered && !t.is_main && is_recorder_thread_name(t.name);
@@ -390,6 +406,15 @@ private:
         t->run_delay_ns = doc.get_int(usage::run_delay_ns).value_or(-1);
         t->run_slices = doc.get_int(usage::run_slices).value_or(-1);
         t->cpu_time_at_exit = true;
+        if (doc.get_bool(usage::untraced).value_or(false)) {
+            t->untraced = true;
+            // It started before the recorder heard of it: when, the kernel said.
+            if (const auto lived = doc.get_int(usage::duration_ns); lived && *lived > 0 && t->discovered)
+                t->start_t = std::max(p_.start_t, ev.t - std::min(*lived, ev.t));
+            if (auto name = doc.get_string(usage::name); name && t->name.empty()) t->name = std::string(*name);
+            if (auto m = mask_field(doc, doc.root(), usage::cpuset); m && t->masks.empty())
+                t->masks.push_back(change(ev, std::move(*m)));
+        }
     }
 
     // A wait of the writing thread (pthread_join): kept when its bounds make
@@ -461,6 +486,8 @@ private:
     std::int64_t fatal_signal_t_ = -1;
     std::string fatal_signal_;
     std::int64_t fatal_signal_number_ = -1;
+    std::int64_t log_stopped_t_ = -1;
+    std::string log_stopped_how_;
     std::uint32_t next_order_ = 0;  // of the next mask change
 };
 

@@ -102,6 +102,9 @@ struct ThreadRecord {
     int last_cpu = -1;              // the CPU it was last seen on (at its end); -1: unknown
     bool is_main = false;
     bool discovered = false;        // first seen in a snapshot, not created under our eyes
+    // Found in the kernel's task list at the process's end, never seen
+    // created (thread_usage_at_exit "untraced": glibc's own threads, raw clones).
+    bool untraced = false;
 };
 
 // A reading of the CPU quota of the process's cgroups and the throttling
@@ -159,6 +162,16 @@ struct ProcessImage {
     std::int64_t mpi_init_t = -1;
     std::int64_t mpi_finalize_t = -1;
     std::uint64_t threads_untraced = 0;  // creations the recorder could not follow
+    std::int64_t recorder_cpu_us = -1;   // the recorder's own threads' CPU time, from process_end; -1: not recorded
+    // Why the log ends before the image's end was recorded (no process_end,
+    // fatal signal or exec): "killed" (the file still ends in the zero-filled
+    // tail of the recorder's mapping, which every end it sees truncates: a
+    // SIGKILL, the OOM killer), "log-stopped" (a log_stopped event: the log
+    // could not grow or be written; log_stop_error says why), "unknown" (an
+    // older recorder, or a log written without its mapping); "" when the end
+    // was recorded.
+    std::string log_ends_early;
+    std::string log_stop_error;
     std::vector<ThreadRecord> threads;   // the main thread first
     // Module paths, each stored once per image (a process's threads come
     // from a handful of modules). Shared, so that copies of the image (a

@@ -204,10 +204,18 @@ Result<RunDirectoryScan> scan_run_directory(const std::string& out_dir) {
             message += " (and " + std::to_string(unreadable.size() - 1) + " more host directories)";
         return make_error(message + "; check the permissions of the run directory");
     }
-    if (scan.logs == 0)
+    if (scan.logs == 0) {
+        // `stacksage run` knew before the start that nothing could be recorded.
+        const RunRecordRead record = read_run_record(out_dir);
+        if (!record.fields.unrecordable.empty()) {
+            std::string why;
+            for (const std::string& u : record.fields.unrecordable) why += (why.empty() ? "" : "; ") + u;
+            return make_error("'" + out_dir + "' holds no event logs: " + why);
+        }
         return make_error("'" + out_dir + "' holds no event logs (<host>/*.jsonl); is it a directory written by "
                                           "`stacksage run`? Run the job again under `stacksage run -o " +
                           out_dir + " -- ...`");
+    }
     return scan;
 }
 
@@ -251,6 +259,7 @@ std::string run_record_text(const RunRecord& record) {
             {"command", l.command},
         };
     }
+    doc["unrecordable"] = record.unrecordable;
     return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
@@ -314,6 +323,9 @@ RunRecordRead read_run_record(const std::string& out_dir) {
     if (auto j = doc.find("job_id"); j != doc.end() && j->is_string()) f.job_id = j->get<std::string>();
     if (auto v = doc.find("version"); v != doc.end() && v->is_number_integer()) f.version = v->get<int>();
     if (auto l = doc.find("launch"); l != doc.end() && l->is_object()) f.launch = launch_record_of(*l);
+    if (auto u = doc.find("unrecordable"); u != doc.end() && u->is_array())
+        for (const auto& e : *u)
+            if (e.is_string()) f.unrecordable.push_back(e.get<std::string>());
     return read;
 }
 

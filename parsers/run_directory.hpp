@@ -148,6 +148,10 @@ struct RunRecord {
     std::string preload;               // the recorder's path
     std::string job_id;                // "" outside a job (written as null)
     std::optional<LaunchRecord> launch;  // null when the command is no launcher
+    // Programs of the command LD_PRELOAD cannot enter (statically linked,
+    // set-user-ID, file capabilities: cli/unrecordable_program.hpp), each a
+    // sentence saying which, why and what to do; written as "unrecordable".
+    std::vector<std::string> unrecordable;
 };
 
 // \return run.json's text for `record` (indented JSON, one trailing newline).
@@ -162,6 +166,7 @@ struct RunRecordFields {
     std::optional<std::string> job_id;
     std::optional<int> version;
     std::optional<LaunchRecord> launch;  // when run.json has a launch object
+    std::vector<std::string> unrecordable;  // its string elements
 };
 
 struct RunRecordRead {

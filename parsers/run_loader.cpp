@@ -62,6 +62,7 @@ std::string base_name(std::string_view path) {
 struct OtherThreadsTotals {
     std::int64_t cpu_us = 0, nvcsw = 0, nivcsw = 0;
     bool cpu_known = true, switches_known = true;  // false once a thread lacks the figure
+    std::int64_t short_lived_without_figures = 0;   // threads under a millisecond, left out
 
     void add(const ThreadRecord& t) {
         // A thread only seen in a snapshot has no figures at all: leaving it
@@ -72,7 +73,10 @@ struct OtherThreadsTotals {
         // A thread that lived under a millisecond has no figures either
         // (the recorder skips reading them): the same choice, at a price of
         // at most that millisecond and a few switches per such thread.
-        if (t.short_lived && t.utime_us < 0 && t.nvcsw < 0) return;
+        if (t.short_lived && t.utime_us < 0 && t.nvcsw < 0) {
+            ++short_lived_without_figures;
+            return;
+        }
         if (t.utime_us >= 0 && t.stime_us >= 0)
             cpu_us = add_saturating(cpu_us, add_saturating(t.utime_us, t.stime_us));
         else
@@ -188,6 +192,8 @@ private:
                     if (!h.empty() && h.find(',') == std::string::npos) hosts += (hosts.empty() ? "" : ",") + h;
             if (!hosts.empty()) m.set_attr(root, m.key(run_keys::run_launch_hosts), std::string_view(hosts));
         }
+        for (const std::string& u : f.unrecordable)
+            note(LoadNote::Level::Error, "run.json", u + "; it ran untraced and is missing from the analysis");
         if (f.version && *f.version > 1)
             note(LoadNote::Level::Info, "run.json",
                  "run.json has version " + std::to_string(*f.version) +
@@ -427,6 +433,7 @@ private:
         if (t.run_delay_ns >= 0) m.set(flow, k.run_delay_ns, t.run_delay_ns);
         if (t.run_slices >= 0) m.set(flow, k.run_slices, t.run_slices);
         if (t.cpu_time_at_exit) m.set(flow, k.cpu_time_at_exit, std::int64_t{1});
+        if (t.untraced) m.set(flow, k.untraced, std::int64_t{1});
         if (t.attr_cpuset) m.set(flow, k.attr_cpuset, *t.attr_cpuset);
         if (t.create_t >= 0 && t.creator_cpu_ns >= 0) {
             m.set(flow, k.create_ns, t.create_t);
@@ -486,6 +493,8 @@ private:
         m.set_attr(p, keys::end_ns, last.end_t);
         m.set(p, k.end_how, std::string_view(last.end_how));
         m.set(p, k.end_known, static_cast<std::int64_t>(last.end_known ? 1 : 0));
+        if (!last.log_ends_early.empty()) m.set(p, k.log_ends_early, std::string_view(last.log_ends_early));
+        if (!last.log_stop_error.empty()) m.set(p, k.log_stop_error, std::string_view(last.log_stop_error));
         if (last.exit_status) m.set(p, k.exit_status, *last.exit_status);
         if (last.utime_us >= 0) m.set(p, k.utime_us, last.utime_us);
         if (last.stime_us >= 0) m.set(p, k.stime_us, last.stime_us);
@@ -557,6 +566,21 @@ private:
         add_may_run_on(main_flow, intervals_of(main.masks, main.start_t, main.end_t));
         add_ran_on(main_flow, main.first_cpu, main.last_cpu);
 
+        // CPU time no recorded thread accounts for: the threads the log only
+        // glimpsed (an affinity call, a snapshot) without figures share it;
+        // where there are none, an Unseen flow holds it.
+        const std::int64_t unseen = unseen_cpu_us(last, others);
+        std::vector<ThreadRecord*> glimpsed;
+        if (unseen > 0)
+            for (ProcessImage& im : images)
+                for (ThreadRecord& t : im.threads)
+                    if (!t.is_main && t.discovered && t.utime_us < 0 && t.nvcsw < 0) glimpsed.push_back(&t);
+        for (ThreadRecord* t : glimpsed) {
+            t->utime_us = unseen / static_cast<std::int64_t>(glimpsed.size());
+            t->stime_us = 0;
+        }
+        if (unseen > 0 && glimpsed.empty()) add_unseen_flow(p, first, main, unseen);
+
         // Who waited (pthread_join), with their flows: resolved once every flow exists.
         std::vector<std::pair<const ThreadRecord*, ComponentId>> waiters;
         if (!main.waits.empty()) waiters.emplace_back(&main, main_flow);
@@ -571,6 +595,36 @@ private:
             }
         add_waits(p, waiters, images, flow_of_tid);
         add_samples(host, node, images, flow_of_tid);
+    }
+
+    // The CPU time of threads that ended before the recorder saw them
+    // (glibc's own threads for SIGEV_THREAD timers and aio, raw clones): the
+    // process's total less the main thread's, every other thread's and the
+    // recorder's own, when all of those are known. Threads under a
+    // millisecond have no figure of their own: each may hide up to 1 ms,
+    // and so much is left to them. What remains, 20 ms and a tenth of the
+    // total at least, is load the checks count: work no recorded thread did.
+    static std::int64_t unseen_cpu_us(const ProcessImage& last, const OtherThreadsTotals& others) {
+        if (last.utime_us < 0 || last.stime_us < 0 || last.main_cpu_us < 0 || !others.cpu_known) return 0;
+        const std::int64_t total = add_saturating(last.utime_us, last.stime_us);
+        std::int64_t known = add_saturating(last.main_cpu_us, others.cpu_us);
+        known = add_saturating(known, std::max<std::int64_t>(0, last.recorder_cpu_us));
+        known = add_saturating(known, std::min<std::int64_t>(others.short_lived_without_figures, INT64_MAX / 1000) * 1000);
+        const std::int64_t unseen = total - known;
+        return unseen >= 20'000 && unseen >= total / 10 ? unseen : 0;
+    }
+
+    void add_unseen_flow(ComponentId process, const ProcessImage& first, const ThreadRecord& main, std::int64_t unseen) {
+        ThreadRecord t;
+        t.tid = 0;
+        t.name = "threads that ended unseen";
+        t.start_t = first.start_t;
+        t.end_t = main.end_t;
+        t.utime_us = unseen;
+        t.stime_us = 0;
+        t.masks = main.masks;
+        const ComponentId f = add_flow(process, t, to_string(FlowKind::Unseen));
+        add_may_run_on(f, intervals_of(t.masks, t.start_t, t.end_t));
     }
 
     // The waits each thread was seen making, as WaitedFor paths to the flow

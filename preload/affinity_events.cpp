@@ -25,8 +25,15 @@ namespace {
 // thread group: one cheap system call, no /proc lookup.
 bool in_this_process(int tid) { return raw::tgkill(process().pid, tid, 0) == 0; }
 
+// The calling thread's tid from the kernel, not the cached one: a raw clone
+// thread shares its creator's thread-local state (issue 27: its
+// sched_setaffinity(0) was recorded as the main thread's, which looked
+// pinned). Affinity calls are rare: one system call each is affordable.
+int caller_tid() { return static_cast<int>(raw::gettid()); }
+
 struct AffinityCall {
     const char* api;
+    int caller = 0;          // the calling thread, from the kernel
     int target_tid;          // -1 when unknown
     std::uintptr_t target_pthread = 0;  // pthread_setaffinity_np only
     std::uintptr_t return_address;
@@ -37,6 +44,7 @@ struct AffinityCall {
 void prepare(AffinityCall& call, const char* api, int target_tid, std::size_t size,
              const void* mask, std::uintptr_t return_address) {
     call.api = api;
+    if (call.caller == 0) call.caller = caller_tid();
     call.target_tid = target_tid;
     call.return_address = return_address;
     if (target_tid > 0) call.before.read_thread(target_tid);
@@ -48,11 +56,11 @@ void record(const AffinityCall& call, long rc, int error) {
     namespace affinity = event_schema::affinity;
     char buf[4096];
     JsonLine line(buf, sizeof buf);
-    begin_event(line, affinity::event);
+    begin_event(line, affinity::event, call.caller);
     line.field(affinity::api, call.api);
     line.field(affinity::target_tid, static_cast<std::int64_t>(call.target_tid));
     if (call.target_pthread != 0) line.field_hex(affinity::target_pthread, call.target_pthread);
-    line.field_bool(affinity::target_is_caller, call.target_tid == current_tid());
+    line.field_bool(affinity::target_is_caller, call.target_tid == call.caller);
     line.field_bool(affinity::target_in_process,
                     call.target_tid > 0 && in_this_process(call.target_tid));
     const Module* caller = creator_module(call.return_address - 1);
@@ -104,7 +112,8 @@ STACKSAGE_EXPORT int sched_setaffinity(pid_t pid, size_t size, const cpu_set_t* 
     AffinityCall call;
     {
         RecorderScope scope;
-        prepare(call, "sched_setaffinity", pid == 0 ? current_tid() : pid, size, mask, ra);
+        call.caller = caller_tid();
+        prepare(call, "sched_setaffinity", pid == 0 ? call.caller : pid, size, mask, ra);
     }
     int rc = real_set(pid, size, mask);
     int saved = errno;
@@ -125,8 +134,9 @@ STACKSAGE_EXPORT int pthread_setaffinity_np(pthread_t thread, size_t size, const
     AffinityCall call;
     {
         RecorderScope scope;
+        call.caller = caller_tid();
         int target = pthread_equal(thread, pthread_self())
-                         ? current_tid()
+                         ? call.caller
                          : find_thread_tid(static_cast<std::uintptr_t>(thread));
         prepare(call, "pthread_setaffinity_np", target, size, mask, ra);
         call.target_pthread = static_cast<std::uintptr_t>(thread);
@@ -171,7 +181,8 @@ STACKSAGE_EXPORT long syscall(long number, ...) {
     {
         RecorderScope scope;
         int pid = static_cast<int>(a1);
-        prepare(call, "syscall", pid == 0 ? current_tid() : pid, static_cast<std::size_t>(a2),
+        call.caller = caller_tid();
+        prepare(call, "syscall", pid == 0 ? call.caller : pid, static_cast<std::size_t>(a2),
                 reinterpret_cast<const void*>(a3), ra);
     }
     long rc = real_syscall(number, a1, a2, a3, a4, a5, a6);

@@ -217,6 +217,7 @@ void EventLog::reset_mapping() {
     next_.store(0, std::memory_order_relaxed);
     use_mapping_.store(false, std::memory_order_relaxed);
     failed_.store(false, std::memory_order_relaxed);
+    stop_note_written_.store(false, std::memory_order_relaxed);
     lock_owner_.store(0, std::memory_order_relaxed);
     failed_end_.store(~std::uint64_t{0}, std::memory_order_relaxed);
 }
@@ -272,7 +273,7 @@ bool EventLog::write(const char* line, std::size_t len) {
     const std::uint64_t offset = old & ~kFinished;
     if (!finished && len <= kChunk) {
         const std::size_t have = mapped_chunks_.load(std::memory_order_acquire);
-        if (offset + len <= static_cast<std::uint64_t>(have) * kChunk) {
+        if (offset + len + kStopNoteRoom <= static_cast<std::uint64_t>(have) * kChunk) {
             copy_out(offset, line, len);
             return true;
         }
@@ -281,6 +282,8 @@ bool EventLog::write(const char* line, std::size_t len) {
 }
 
 void EventLog::dropped_at(std::uint64_t offset) {
+    // The stop note stands where the first lost line began: later losses are behind it.
+    if (stop_note_written_.load(std::memory_order_acquire)) return;
     std::uint64_t seen = failed_end_.load(std::memory_order_relaxed);
     while (offset < seen &&
            !failed_end_.compare_exchange_weak(seen, offset, std::memory_order_acq_rel)) {
@@ -296,7 +299,7 @@ bool EventLog::write_slow(std::uint64_t offset, bool finished, const char* line,
     }
     if (!finished && len <= kChunk && use_mapping_.load(std::memory_order_relaxed)) {
         if (lock(true)) {
-            const bool in_map = grow_to(offset + len);
+            const bool in_map = grow_to(offset + len + kStopNoteRoom);
             unlock();
             // Chunks are never unmapped, and finish() truncates to no less
             // than the end of a range reserved before it.
@@ -457,6 +460,24 @@ bool EventLog::lock(bool wait) {
         if (expected == me || !wait || i >= kLockYields) return false;
         raw::syscall6(SYS_sched_yield);
     }
+}
+
+bool EventLog::write_stop_note(const char* line, std::size_t len) {
+    if (fd_ < 0 || len > kStopNoteRoom || !failed_.load(std::memory_order_acquire) || write_error_ == -ENOENT)
+        return false;
+    if (stop_note_written_.exchange(true, std::memory_order_acq_rel)) return false;
+    if (!lock(true)) return false;
+    // Every line below the first lost one was written, and each was written
+    // only with kStopNoteRoom mapped after it: the note fits there.
+    const std::uint64_t at = failed_end_.load(std::memory_order_acquire);
+    const std::uint64_t mapped = static_cast<std::uint64_t>(mapped_chunks_.load(std::memory_order_acquire)) * kChunk;
+    const bool fits = at != ~std::uint64_t{0} && at + len <= mapped && (next_.load() & kFinished) == 0;
+    if (fits) {
+        copy_out(at, line, len);
+        failed_end_.store(at + len, std::memory_order_release);  // finish() truncates after it
+    }
+    unlock();
+    return fits;
 }
 
 void EventLog::finish(bool from_signal) {

@@ -38,6 +38,10 @@ class EventLog {
 public:
     static constexpr std::size_t kChunk = std::size_t{256} << 10;
     static constexpr std::size_t kMaxChunks = 16384;  // 4 GiB through the mapping
+    // Room kept after the last line in the mapping, grown into only by a
+    // stop note: a log that can no longer grow (a full disk) still says so
+    // in itself (write_stop_note), in blocks fallocate already reserved.
+    static constexpr std::size_t kStopNoteRoom = 256;
 
     // Opens OUT/<host>/ (creating <host>) and creates the log, named
     // rank-0003.pid-4711.jsonl when rank >= 0, pid-4711.jsonl otherwise; a
@@ -55,6 +59,13 @@ public:
     // unless the line crosses the mapped end; safe in signal handlers. After
     // a failure to grow the file the log goes quiet instead of retrying.
     bool write(const char* line, std::size_t len);
+
+    // After a failure to grow or write (not a removed file): puts line (at
+    // most kStopNoteRoom bytes) where the first lost line would have gone,
+    // in the room kept for it, and keeps it at finish(). Once; false when
+    // there is no room (the log never had its first chunk, or is not mapped)
+    // or nothing failed.
+    bool write_stop_note(const char* line, std::size_t len);
 
     // Truncates the file to the bytes used; writes after this go through
     // pwrite(2). From a signal handler (from_signal) it gives up rather than
@@ -123,6 +134,7 @@ private:
     std::atomic<std::size_t> mapped_chunks_{0};
     std::atomic<bool> use_mapping_{false};
     std::atomic<bool> failed_{false};
+    std::atomic<bool> stop_note_written_{false};
     std::atomic<int> lock_owner_{0};  // tid holding the grow lock, 0 when free
     // After a failure: the lowest offset of a line that was dropped (the
     // file is truncated there, not at the end of the reservations).

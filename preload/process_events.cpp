@@ -19,6 +19,7 @@
 #include "preload/run_delay.hpp"
 #include "preload/thread_cpu_clock.hpp"
 #include "preload/tracer.hpp"
+#include "preload/untraced_tasks.hpp"
 
 extern char** environ;
 
@@ -106,6 +107,22 @@ bool on_alternate_signal_stack() {
            (current.ss_flags & SS_ONSTACK) != 0;
 }
 
+// The log stopped recording before this end (a full disk, a file-size
+// limit): process_end was lost with the rest, so the log says it ended
+// early, and why, in the room it kept for that (EventLog::write_stop_note).
+void write_log_stopped(const char* how) {
+    namespace stopped = event_schema::log_stopped;
+    const long error = -process().log.write_error();
+    char buf[EventLog::kStopNoteRoom];
+    JsonLine line(buf, sizeof buf);
+    begin_event(line, stopped::event);
+    line.field(stopped::errno_, static_cast<std::int64_t>(error));
+    const char* text = error > 0 ? strerrordesc_np(static_cast<int>(error)) : nullptr;
+    line.field(stopped::error, text != nullptr ? text : "unknown error");
+    line.field(stopped::how, how);
+    if (const std::size_t n = line.finish(); n != 0) process().log.write_stop_note(buf, n);
+}
+
 // \param interrupted_recorder the caller is a signal handler that interrupted
 //        the recorder on this thread (_exit from a handler): only what is
 //        async-signal-safe whatever the recorder was doing is written; the
@@ -120,6 +137,9 @@ void write_process_end(const char* how, int status, bool interrupted_recorder = 
     // Threads that are never joined (a GNU OpenMP pool, detached helpers)
     // write no thread_end: their CPU time is read here, before the process's.
     if (!interrupted_recorder) write_usage_of_live_threads();
+    // Threads glibc or a raw clone made behind the recorder's back, from the
+    // kernel's task list (untraced_tasks.hpp); the recorder's own CPU time.
+    const std::int64_t recorder_cpu_us = interrupted_recorder ? -1 : write_usage_of_untraced_tasks();
     namespace end = event_schema::process_end;
     char buf[1024];
     JsonLine line(buf, sizeof buf);
@@ -149,11 +169,13 @@ void write_process_end(const char* how, int status, bool interrupted_recorder = 
     line.field_u(end::threads_untraced, p.threads_untraced.load(std::memory_order_relaxed));
     line.field_u(end::duration_ns, monotonic_ns() - p.start_mono_ns);
     if (interrupted_recorder) line.field_bool(end::interrupted_recorder, true);
+    if (recorder_cpu_us >= 0) line.field(end::recorder_cpu_us, recorder_cpu_us);
     // The throttling counters at the end (the cgroup's path is in
     // process_start). In a signal handler only on a stack known to be large:
     // the main thread's own, not an alternate one.
     if (signal == 0 || (raw::gettid() == p.pid && !on_alternate_signal_stack())) add_cpu_quota(line, false);
     emit(line, end::event);
+    if (!p.log.still_recording()) write_log_stopped(how);
 }
 
 // on_exit handlers get the status, also for a return from main (libc calls

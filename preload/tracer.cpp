@@ -197,14 +197,16 @@ bool tracing_ready() {
     return false;
 }
 
-void begin_event(JsonLine& line, const char* event) {
+void begin_event(JsonLine& line, const char* event) { begin_event(line, event, current_tid()); }
+
+void begin_event(JsonLine& line, const char* event, int tid) {
     namespace common = event_schema::common;
     line.open_object();
     line.field(common::v, static_cast<std::int64_t>(kSchemaVersion));
     line.field(common::ev, event);
     line.field_u(common::t, monotonic_ns());
     line.field(common::pid, static_cast<std::int64_t>(g_process.pid));
-    line.field(common::tid, static_cast<std::int64_t>(current_tid()));
+    line.field(common::tid, static_cast<std::int64_t>(tid));
 }
 
 void emit(JsonLine& line, const char* event) {

@@ -112,6 +112,10 @@ inline std::int64_t microseconds(const struct timeval& tv) {
 // Opens the line's object and writes the fields every event has
 // (event_schema::common). event: the event's name, one of event_schema's.
 void begin_event(JsonLine& line, const char* event);
+// The same, for an event whose writer's tid was read from the kernel: a
+// thread made by a raw clone(CLONE_VM|CLONE_THREAD) shares its creator's
+// thread-local state, and with it the tid current_tid() caches.
+void begin_event(JsonLine& line, const char* event, int tid);
 // Finishes and writes the line; an overflowed line is replaced by a short
 // one with "truncated": true so the event is still counted.
 void emit(JsonLine& line, const char* event);

@@ -62,6 +62,10 @@ nlohmann::json report_to_json(const ReportData& data) {
                              {"runtimes", std::move(runtimes)},
                              {"category", p.category},
                              {"end", p.end_how},
+                             {"log_ends_early", p.log_ends_early.empty() ? nlohmann::json(nullptr)
+                                                                          : nlohmann::json(p.log_ends_early)},
+                             {"untraced_threads", p.untraced_threads},
+                             {"unseen_cpu_us", p.unseen_cpu_us},
                              {"flows", std::move(flows)}});
         }
         j["processes"] = std::move(procs);

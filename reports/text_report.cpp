@@ -59,6 +59,23 @@ std::string created_text(const ProcessSummary& p) {
     return aside.empty() ? s : s + " (" + aside + ")";
 }
 
+// What the recording of the process misses, after its placement: "; its
+// log ends early (killed)", "; 1 thread glibc or a raw clone created unseen
+// was alive at its end; threads that ended unseen used 0.65 s of CPU".
+std::string gaps_text(const ProcessSummary& p) {
+    std::string s;
+    if (p.untraced_threads > 0)
+        s += "; " + plural(p.untraced_threads, "thread", "threads") + " created unseen (glibc's own, a raw clone) " +
+             (p.untraced_threads == 1 ? "was" : "were") + " alive at its end";
+    if (p.unseen_cpu_us > 0)
+        s += "; threads that ended unseen used " + seconds_text(p.unseen_cpu_us > INT64_MAX / 1000 ? INT64_MAX : p.unseen_cpu_us * 1000) +
+             " of CPU";
+    if (p.log_ends_early == "killed") s += "; its log ends early (killed before its end was recorded)";
+    else if (p.log_ends_early == "log-stopped") s += "; its log ends early (the log stopped recording)";
+    else if (!p.log_ends_early.empty()) s += "; its log ends early (no end recorded)";
+    return s;
+}
+
 // Launchers: every thread they had, the main one included.
 std::string threads_text(const ProcessSummary& p) {
     std::string s = plural(p.threads, "thread", "threads");
@@ -70,6 +87,7 @@ std::string threads_text(const ProcessSummary& p) {
 std::string process_signature(const ProcessSummary& p) {
     return p.name + "|" + std::to_string(p.threads) + "|" + std::to_string(p.created_threads) + "|" +
            std::to_string(p.service_threads) + "|" + std::to_string(p.cpus.count()) + "|" + runtimes_text(p) + "|" +
+           gaps_text(p) + "|" +
            (p.rank >= 0 ? "r" : "p");
 }
 
@@ -144,7 +162,8 @@ std::vector<std::string> render_node_body(const AnalysisResult& a, const NodeSum
         if (j - i == 1) {
             const std::string who = first.rank >= 0 ? "Rank " + std::to_string(first.rank) + " (pid " + std::to_string(first.pid) + ")"
                                                     : "Process " + first.name + " (pid " + std::to_string(first.pid) + ")";
-            line = who + " created " + created_text(first) + " on cpu(s) [" + first.cpus.to_list_string() + "]" + tail;
+            line = who + " created " + created_text(first) + " on cpu(s) [" + first.cpus.to_list_string() + "]" +
+                   gaps_text(first) + tail;
         } else {
             const std::size_t n = j - i;
             const std::string who = first.rank >= 0 ? "Ranks " + compact_numbers(ranks) + " (" + std::to_string(n) + " processes)"
@@ -152,7 +171,7 @@ std::vector<std::string> render_node_body(const AnalysisResult& a, const NodeSum
             const std::string where =
                 same_cpus ? " on cpu(s) [" + first.cpus.to_list_string() + "]"
                           : " on " + plural(first.cpus.count(), "cpu", "cpus") + " each: " + placements_text(group);
-            line = who + " each created " + created_text(first) + where + tail;
+            line = who + " each created " + created_text(first) + where + gaps_text(first) + tail;
         }
         out.push_back(indent + terminal_safe(line));
         i = j;

@@ -97,6 +97,9 @@ inline constexpr char threads_created[] = "threads_created";
 inline constexpr char threads_untraced[] = "threads_untraced";
 inline constexpr char duration_ns[] = "duration_ns";
 inline constexpr char interrupted_recorder[] = "interrupted_recorder";
+// CPU time of the recorder's own threads alive at the end (the sampler's
+// drain thread): in utime_us/stime_us, and not the application's.
+inline constexpr char recorder_cpu_us[] = "recorder_cpu_us";
 // how = "signal": written by the fatal-signal path before the default action; the signal's number.
 inline constexpr char signal[] = "signal";
 inline constexpr char cpu_quota_us[] = "cpu_quota_us";  // as in process_start, read again at the end
@@ -108,7 +111,7 @@ inline constexpr char cpu_throttled_ns[] = "cpu_throttled_ns";
 inline constexpr std::string_view fields[] = {
     how, status, utime_us, stime_us, nvcsw, nivcsw, minflt, majflt, maxrss_kb, main_cpu_us,
     main_run_delay_ns, main_run_slices, threads_created, threads_untraced, duration_ns, interrupted_recorder,
-    signal, cpu_quota_us, cpu_period_us, cpu_quota_cgroup, cpu_periods, cpu_throttled, cpu_throttled_ns};
+    recorder_cpu_us, signal, cpu_quota_us, cpu_period_us, cpu_quota_cgroup, cpu_periods, cpu_throttled, cpu_throttled_ns};
 }  // namespace process_end
 
 namespace fork {
@@ -182,7 +185,13 @@ inline constexpr char cpu_us[] = "cpu_us";
 inline constexpr char duration_ns[] = "duration_ns";
 inline constexpr char run_delay_ns[] = "run_delay_ns";
 inline constexpr char run_slices[] = "run_slices";
-inline constexpr std::string_view fields[] = {target_tid, cpu_us, duration_ns, run_delay_ns, run_slices};
+// A thread of the kernel's task list the recorder never saw created (glibc's
+// own threads: SIGEV_THREAD timers and aio; a raw clone): true, with its name.
+inline constexpr char untraced[] = "untraced";
+inline constexpr char name[] = "name";
+inline constexpr char cpuset[] = "cpuset";  // with untraced: its mask, read then
+inline constexpr std::string_view fields[] = {target_tid, cpu_us, duration_ns, run_delay_ns, run_slices,
+                                              untraced,   name,   cpuset};
 }  // namespace thread_usage_at_exit
 
 namespace join {
@@ -293,6 +302,17 @@ inline constexpr char error[] = "error";
 inline constexpr std::string_view fields[] = {requested, started, message, error};
 }  // namespace sampling
 
+// The log stopped recording before the process ended: it could not grow
+// (a full disk, a file-size limit) or be written. Written once, at the end,
+// into room the log keeps for it, in place of the process_end that was lost.
+namespace log_stopped {
+inline constexpr char event[] = "log_stopped";
+inline constexpr char errno_[] = "errno";
+inline constexpr char error[] = "error";  // strerror's text
+inline constexpr char how[] = "how";      // how the process ended, as process_end would have said
+inline constexpr std::string_view fields[] = {errno_, error, how};
+}  // namespace log_stopped
+
 namespace samples {
 inline constexpr char event[] = "samples";
 inline constexpr char file[] = "file";
@@ -325,6 +345,7 @@ enum class EventKind : std::uint8_t {
     sampling,
     thread_usage_at_exit,
     join,
+    log_stopped,
     unknown,
 };
 
@@ -358,6 +379,7 @@ inline constexpr EventEntry kEvents[] = {
     {EventKind::sampling, sampling::event, sampling::fields},
     {EventKind::thread_usage_at_exit, thread_usage_at_exit::event, thread_usage_at_exit::fields},
     {EventKind::join, join::event, join::fields},
+    {EventKind::log_stopped, log_stopped::event, log_stopped::fields},
 };
 
 constexpr bool events_follow_their_kinds() {

@@ -223,6 +223,10 @@ EventKind check_line(const json& j, const ProcessImage& p, const std::string& wh
             EXPECT_TRUE(r->cpu_time_at_exit) << where;
             EXPECT_EQ(r->utime_us, int_or(j, usage::cpu_us)) << where;
             EXPECT_EQ(r->run_delay_ns, int_or(j, usage::run_delay_ns)) << where;
+            EXPECT_EQ(r->untraced, j.value(usage::untraced, false)) << where;
+            if (r->untraced) {
+                EXPECT_EQ(r->name, string_or_empty(j, usage::name)) << where;
+            }
             break;
         }
         case EventKind::join: {
@@ -297,6 +301,7 @@ EventKind check_line(const json& j, const ProcessImage& p, const std::string& wh
             EXPECT_EQ(p.nvcsw, int_or(j, end::nvcsw)) << where;
             EXPECT_EQ(p.nivcsw, int_or(j, end::nivcsw)) << where;
             EXPECT_EQ(p.main_cpu_us, int_or(j, end::main_cpu_us)) << where;
+            EXPECT_EQ(p.recorder_cpu_us, int_or(j, end::recorder_cpu_us)) << where;
             EXPECT_EQ(p.main_run_delay_ns, int_or(j, end::main_run_delay_ns)) << where;
             EXPECT_EQ(static_cast<std::int64_t>(p.threads_untraced), int_or(j, end::threads_untraced, 0)) << where;
             break;
@@ -306,6 +311,10 @@ EventKind check_line(const json& j, const ProcessImage& p, const std::string& wh
                 EXPECT_EQ(p.end_signal, int_or(j, schema::signal::signal)) << where;
                 EXPECT_EQ(p.end_how, "signal " + string_or_empty(j, schema::signal::name)) << where;
             }
+            break;
+        case EventKind::log_stopped:
+            EXPECT_EQ(p.log_ends_early, "log-stopped") << where;
+            EXPECT_EQ(p.log_stop_error, string_or_empty(j, schema::log_stopped::error)) << where;
             break;
         default: break;
     }
@@ -329,6 +338,7 @@ TEST(EventSchema, RecordedLinesAreReadAsTheyWereWritten) {
         {"", examples + "busy_threads 3 0.05 0.02 join"},
         {"", examples + "crash segv"},
         {"", examples + "fault_cases exec-chain 1"},
+        {"", examples + "odd_recordings glibc-threads"},
     };
     int n = 0;
     for (const auto& [env, command] : runs) {
