@@ -168,8 +168,8 @@ void write_process_end(const char* how, int status, bool interrupted_recorder = 
 // registration stays for programs whose main is not reached through
 // __libc_start_main; whichever runs first does the work.
 void on_process_exit(int status, void*) {
+    if (!is_recorded_process()) return;
     if (process().state.load() != static_cast<int>(TracerState::Ready)) return;
-    if (raw::getpid() != process().pid) return;
     if (process().exit_recorded.exchange(true)) return;
     finish_sampling_at_exit();
     write_process_end("exit", status);
@@ -186,8 +186,9 @@ void on_process_exit(int status, void*) {
 }
 
 // Only in the image that owns our state: a vfork child shares our memory and
-// must not write into its parent's log under the parent's pid.
-bool is_our_process() { return raw::getpid() == process().pid; }
+// must not write into its parent's log under the parent's pid. A child of a
+// fork we did not see gets its own log first.
+bool is_our_process() { return is_recorded_process(); }
 
 // exec (argv given) or exec_failed (error given): both name the path.
 void write_exec_event(const char* event, const char* path, char* const argv[], int error) {
@@ -251,13 +252,14 @@ void write_process_end_at_fatal_signal(int signal) {
     write_process_end("signal", 0, /*interrupted_recorder=*/inside_recorder(), signal);
 }
 
-void write_process_start(const char* origin, int image) {
+void write_process_start(const char* origin, int image, bool unseen_fork) {
     namespace start = event_schema::process_start;
     ProcessState& p = process();
     big_line_lock().lock();
     JsonLine line(big_line_buffer(), kBigLineBytes);
     begin_event(line, start::event);
     line.field(start::origin, origin);
+    if (unseen_fork) line.field_bool(start::unseen_fork, true);
     line.field(start::image, static_cast<std::int64_t>(image));
     line.field(start::initialised_by, p.initialised_by);
     line.field(start::ppid, static_cast<std::int64_t>(p.ppid));
@@ -352,12 +354,16 @@ STACKSAGE_EXPORT pid_t fork() {
         return -1;
     }
     if (!tracing_ready()) return real_fork();
-    pid_t child = real_fork();
-    if (child == 0) {
+    pid_t child = -1;
+    {
+        // Until the child has its own log: a handler there would find it
+        // still the parent's (new_process_detector.hpp).
+        SignalsBlocked blocked;
+        child = real_fork();
         // Only async-signal-safe work from here: the parent may have had threads.
-        reinitialise_in_child();
-        return 0;
+        if (child == 0) reinitialise_in_child();
     }
+    if (child == 0) return 0;
     int saved = errno;
     {
         RecorderScope scope;
@@ -453,7 +459,7 @@ STACKSAGE_EXPORT int execle(const char* path, const char* arg, ...) {
 }
 
 STACKSAGE_EXPORT void _exit(int status) {
-    if (process().state.load() == static_cast<int>(TracerState::Ready) && is_our_process()) {
+    if (is_our_process() && process().state.load() == static_cast<int>(TracerState::Ready)) {
         // From a signal handler that interrupted the recorder on this thread
         // (threads being created when the signal came): the end is still
         // written, with what is safe to do there.
@@ -469,7 +475,7 @@ STACKSAGE_EXPORT void _exit(int status) {
 }
 
 STACKSAGE_EXPORT void _Exit(int status) {
-    if (process().state.load() == static_cast<int>(TracerState::Ready) && is_our_process()) {
+    if (is_our_process() && process().state.load() == static_cast<int>(TracerState::Ready)) {
         // From a signal handler that interrupted the recorder on this thread
         // (threads being created when the signal came): the end is still
         // written, with what is safe to do there.

@@ -356,7 +356,7 @@ STACKSAGE_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* att
 STACKSAGE_EXPORT void pthread_exit(void* value) {
     ThreadState& t = this_thread();
     t.exiting = true;
-    if (!t.ended && tracing_ready() && raw::getpid() == process().pid)
+    if (!t.ended && tracing_ready() && is_recorded_process())
         write_thread_end("pthread_exit");
     auto real_exit = real::pthread_exit();
     if (real_exit != nullptr) real_exit(value);

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sched.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -66,6 +67,7 @@ void initialise() {
     p.start_real_ns = realtime_ns();
     p.pid = raw::getpid();
     p.ppid = raw::getppid();
+    arm_new_process_detector(p.pid);
     p.quiet = env_flag("STACKSAGE_QUIET", false);
     p.log.set_quiet(p.quiet);  // its own messages (full disk, removed) too
 
@@ -172,6 +174,7 @@ std::uint64_t realtime_ns() {
 }
 
 bool tracing_ready() {
+    follow_unseen_child();
     if (g_thread.depth > 0) return false;
     int s = g_process.state.load(std::memory_order_acquire);
     if (s == static_cast<int>(TracerState::Ready)) return true;
@@ -196,6 +199,7 @@ bool tracing_ready() {
 }
 
 void begin_event(JsonLine& line, const char* event) {
+    follow_unseen_child();  // before the pid and tid are read
     namespace common = event_schema::common;
     line.open_object();
     line.field(common::v, static_cast<std::int64_t>(kSchemaVersion));
@@ -227,13 +231,14 @@ void say(const char* message) {
     tell_stderr_once(line.c_str(), line.size());
 }
 
-void reinitialise_in_child() {
+void reinitialise_in_child(bool unseen_fork) {
     ProcessState& p = g_process;
     g_thread.tid = raw::gettid();
     g_thread.depth = 0;
     g_thread.traced = false;
     p.pid = raw::getpid();
     p.ppid = raw::getppid();
+    arm_new_process_detector(p.pid);
     p.start_mono_ns = monotonic_ns();
     p.start_real_ns = realtime_ns();
     p.ended.store(false, std::memory_order_relaxed);
@@ -241,6 +246,8 @@ void reinitialise_in_child() {
     g_big_line_lock.reset();
     modules().reset_after_fork();
     forget_recorder_threads();  // the parent's drain thread is not copied into the child
+    // One function opens the new process's log: the parent's, inherited, is
+    // never written here.
     if (!p.log.reopen_in_child(p.rank, p.pid)) {
         // Said once, never silently (descriptors exhausted, the output
         // directory removed or full). Async-signal-safe: raw write only.
@@ -260,8 +267,39 @@ void reinitialise_in_child() {
         p.state.store(static_cast<int>(TracerState::Disabled), std::memory_order_release);
         return;
     }
-    write_process_start("fork", 0);
+    write_process_start("fork", 0, unseen_fork);
     restart_sampling_in_child();
+}
+
+void set_up_unseen_child() {
+    // A handler that interrupted the switch would write into a log half set
+    // up (or still the parent's).
+    SignalsBlocked blocked;
+    if (!claim_new_process()) {
+        // Another thread of the child (one made by a raw clone) is setting
+        // it up: wait for it, never for ever.
+        for (int i = 0; i < kInitWaitYields && in_new_process(); ++i) raw::syscall6(SYS_sched_yield);
+        return;
+    }
+    ProcessState& p = g_process;
+    if (p.state.load(std::memory_order_acquire) != static_cast<int>(TracerState::Ready)) {
+        // Nothing recorded in the parent: nothing to set up; the log, if
+        // any, is still the parent's and is never written here.
+        if (p.state.load(std::memory_order_acquire) == static_cast<int>(TracerState::Initialising))
+            p.state.store(static_cast<int>(TracerState::Disabled), std::memory_order_release);
+        arm_new_process_detector(raw::getpid());
+        return;
+    }
+    // The parent's depth on this thread is not the child's business: the
+    // child's process_start is written whatever the thread was doing.
+    const int depth = g_thread.depth;
+    reinitialise_in_child(/*unseen_fork=*/true);
+    g_thread.depth = depth;
+}
+
+bool is_recorded_process() {
+    follow_unseen_child();
+    return raw::getpid() == g_process.pid;
 }
 
 }  // namespace stacksage::preload
