@@ -5,7 +5,10 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -379,6 +382,40 @@ STACKSAGE_EXPORT pid_t fork() {
     }
     errno = saved;
     return child;
+}
+
+// daemon(3) forks and, in the parent, calls _exit(0) inside glibc, past our
+// fork and _exit: its parent's log would end without process_end and its
+// child would be found only at its first event. The same steps as glibc's
+// (misc/daemon.c), through our own fork() and _exit().
+STACKSAGE_EXPORT int daemon(int nochdir, int noclose) {
+    switch (fork()) {
+        case -1: return -1;
+        case 0: break;
+        default: _exit(0);
+    }
+    if (setsid() == -1) return -1;
+    if (nochdir == 0) (void)chdir("/");
+    if (noclose == 0) {
+        // Not a cancellation point, as in glibc (raw open and fstat).
+        const long fd = raw::openat(AT_FDCWD, "/dev/null", O_RDWR);
+        if (fd < 0) {
+            errno = static_cast<int>(-fd);
+            return -1;
+        }
+        struct stat st{};
+        const long rc = raw::fstat(static_cast<int>(fd), &st);
+        if (rc != 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3)) {
+            raw::close(static_cast<int>(fd));
+            errno = rc != 0 ? static_cast<int>(-rc) : ENODEV;
+            return -1;
+        }
+        (void)dup2(static_cast<int>(fd), STDIN_FILENO);
+        (void)dup2(static_cast<int>(fd), STDOUT_FILENO);
+        (void)dup2(static_cast<int>(fd), STDERR_FILENO);
+        if (fd > 2) raw::close(static_cast<int>(fd));
+    }
+    return 0;
 }
 
 STACKSAGE_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
