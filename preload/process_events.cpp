@@ -17,6 +17,8 @@
 #include "preload/cgroup_cpu_quota.hpp"
 #include "preload/cgroup_cpuset.hpp"
 #include "preload/environment.hpp"
+#include "preload/exec_environment.hpp"
+#include "preload/text.hpp"
 #include "preload/real_functions.hpp"
 #include "preload/stderr_notice.hpp"
 #include "preload/run_delay.hpp"
@@ -194,7 +196,9 @@ void on_process_exit(int status, void*) {
 bool is_our_process() { return is_recorded_process(); }
 
 // exec (argv given) or exec_failed (error given): both name the path.
-void write_exec_event(const char* event, const char* path, char* const argv[], int error) {
+// untraced: why the next image will not be recorded (exec only), or nullptr.
+void write_exec_event(const char* event, const char* path, char* const argv[], int error,
+                      const char* untraced = nullptr) {
     namespace exec = event_schema::exec;
     static_assert(std::string_view(exec::path) == event_schema::exec_failed::path);
     char buf[4096];
@@ -215,21 +219,46 @@ void write_exec_event(const char* event, const char* path, char* const argv[], i
         line.close_array();
         line.field(exec::argc, static_cast<std::int64_t>(n));
     }
+    if (untraced != nullptr) line.field(exec::untraced, untraced);
     if (error != 0) line.field(event_schema::exec_failed::errno_, static_cast<std::int64_t>(error));
     emit(line, event);
 }
 
+// The most environment entries an exec's environment may have for its
+// STACKSAGE_OUTPUT to be made absolute (on the stack: 32 KiB).
+constexpr std::size_t kMaxRewrittenEnvironment = 4096;
+
+// Calls call(env): env is envp with STACKSAGE_OUTPUT made absolute when the
+// process was given it relative (exec_environment.hpp), else nullptr (the
+// interposer then passes on what it was given).
 template <class Call>
-int traced_exec(const char* path, char* const argv[], Call&& call) {
-    if (!tracing_ready() || !is_our_process()) return call();
+int call_with_absolute_output(char* const envp[], Call&& call) {
+    const ProcessState& p = process();
+    if (p.output_given[0] == '\0') return call(nullptr);
+    char* storage[kMaxRewrittenEnvironment];
+    char* entry = const_cast<char*>(p.output_entry);
+    return call(with_absolute_output(envp, p.output_given, entry, storage, kMaxRewrittenEnvironment));
+}
+
+// Every way of exec'ing: the exec event (and, if the call returns,
+// exec_failed). envp is the environment the next image gets (environ for
+// the calls without one); call(env) execs with env, or with what it was
+// given when env is nullptr.
+template <class Call>
+int traced_exec(const char* path, char* const argv[], char* const envp[], Call&& call) {
+    if (!tracing_ready()) return call(nullptr);
+    // A vfork child (posix_spawn, system) writes no event but passes
+    // STACKSAGE_OUTPUT on as absolute too.
+    if (!is_our_process()) return call_with_absolute_output(envp, call);
     {
         RecorderScope scope;
-        write_exec_event(event_schema::exec::event, path, argv, 0);
+        write_exec_event(event_schema::exec::event, path, argv, 0,
+                         why_exec_runs_untraced(envp, process().library_name));
         // The new image opens its own log; this one keeps only the bytes
         // written (should exec fail, later lines go through pwrite).
         process().log.finish();
     }
-    int rc = call();
+    int rc = call_with_absolute_output(envp, call);
     int saved = errno;
     {
         RecorderScope scope;
@@ -237,6 +266,28 @@ int traced_exec(const char* path, char* const argv[], Call&& call) {
     }
     errno = saved;
     return rc;
+}
+
+// The file a descriptor refers to, for the exec event of fexecve and
+// execveat ("fd 7" when /proc cannot say), then "/" and `name` when given.
+const char* describe_exec_file(char* out, std::size_t cap, int fd, const char* name) {
+    TextBuffer text(out, cap);
+    if (name != nullptr && name[0] == '/') return text.add(name).c_str();
+    char link[64];
+    TextBuffer(link, sizeof link).add("/proc/self/fd/").add_int(fd);
+    char target[4096];
+    const long n = fd == AT_FDCWD ? -1 : raw::readlinkat(AT_FDCWD, link, target, sizeof target - 1);
+    if (fd == AT_FDCWD) {
+        const long c = raw::syscall6(SYS_getcwd, reinterpret_cast<long>(target), sizeof target);
+        text.add(c > 0 ? target : ".");
+    } else if (n > 0) {
+        target[n] = '\0';
+        text.add(target);
+    } else {
+        text.add("fd ").add_int(fd);
+    }
+    if (name != nullptr && name[0] != '\0') text.add("/").add(name);
+    return text.c_str();
 }
 
 // execl and friends: their argument lists, gathered into an array.
@@ -420,23 +471,84 @@ STACKSAGE_EXPORT int daemon(int nochdir, int noclose) {
 
 STACKSAGE_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
     auto f = real::execve();
-    return traced_exec(path, argv, [&] { return f(path, argv, envp); });
+    return traced_exec(path, argv, envp, [&](char* const* env) { return f(path, argv, env ? env : envp); });
 }
 
 STACKSAGE_EXPORT int execv(const char* path, char* const argv[]) {
     auto f = real::execv();
-    return traced_exec(path, argv, [&] { return f(path, argv); });
+    return traced_exec(path, argv, environ, [&](char* const* env) {
+        return env ? real::execve()(path, argv, env) : f(path, argv);
+    });
 }
 
 STACKSAGE_EXPORT int execvp(const char* file, char* const argv[]) {
     auto f = real::execvp();
-    return traced_exec(file, argv, [&] { return f(file, argv); });
+    return traced_exec(file, argv, environ, [&](char* const* env) {
+        return env ? real::execvpe()(file, argv, env) : f(file, argv);
+    });
 }
 
 STACKSAGE_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) {
     auto f = real::execvpe();
-    return traced_exec(file, argv, [&] { return f(file, argv, envp); });
+    return traced_exec(file, argv, envp, [&](char* const* env) { return f(file, argv, env ? env : envp); });
 }
+
+// glibc's fexecve calls the execveat system call itself (or execve of
+// /proc/self/fd/N), past the two interposers above.
+STACKSAGE_EXPORT int fexecve(int fd, char* const argv[], char* const envp[]) {
+    auto f = real::fexecve();
+    if (f == nullptr) {
+        errno = ENOSYS;
+        return -1;
+    }
+    char path[4200];
+    if (tracing_ready()) describe_exec_file(path, sizeof path, fd, nullptr);
+    return traced_exec(path, argv, envp, [&](char* const* env) { return f(fd, argv, env ? env : envp); });
+}
+
+STACKSAGE_EXPORT int execveat(int dirfd, const char* pathname, char* const argv[], char* const envp[], int flags) {
+    auto f = real::execveat();
+    auto call = [&](char* const* env) -> int {
+        if (f != nullptr) return f(dirfd, pathname, argv, env ? env : envp, flags);
+        const long rc = raw::syscall6(SYS_execveat, dirfd, reinterpret_cast<long>(pathname),
+                                      reinterpret_cast<long>(argv), reinterpret_cast<long>(env ? env : envp), flags);
+        errno = static_cast<int>(-rc);
+        return -1;
+    };
+    char path[4200];
+    if (tracing_ready()) describe_exec_file(path, sizeof path, dirfd, pathname);
+    return traced_exec(path, argv, envp, call);
+}
+
+namespace stacksage::preload {
+
+// syscall(SYS_execve, ...) and syscall(SYS_execveat, ...), from the
+// syscall() interposer (affinity_events.cpp): recorded as the calls above.
+long traced_exec_syscall(long number, long a1, long a2, long a3, long a4, long a5) {
+    auto real_syscall = real::syscall();
+    auto call = [&](char* const* env) -> int {
+        const long envp = env != nullptr ? reinterpret_cast<long>(env) : (number == SYS_execve ? a3 : a4);
+        if (real_syscall != nullptr)
+            return static_cast<int>(number == SYS_execve ? real_syscall(number, a1, a2, envp)
+                                                         : real_syscall(number, a1, a2, a3, envp, a5));
+        const long rc = number == SYS_execve ? raw::syscall6(number, a1, a2, envp)
+                                             : raw::syscall6(number, a1, a2, a3, envp, a5);
+        errno = static_cast<int>(-rc);
+        return -1;
+    };
+    auto* argv = reinterpret_cast<char* const*>(number == SYS_execve ? a2 : a3);
+    auto* envp = reinterpret_cast<char* const*>(number == SYS_execve ? a3 : a4);
+    char path[4200];
+    if (tracing_ready()) {
+        if (number == SYS_execve)
+            TextBuffer(path, sizeof path).add(reinterpret_cast<const char*>(a1));
+        else
+            describe_exec_file(path, sizeof path, static_cast<int>(a1), reinterpret_cast<const char*>(a2));
+    }
+    return traced_exec(path, argv, envp, call);
+}
+
+}  // namespace stacksage::preload
 
 namespace {
 // Collects execl's variadic arguments (after arg0) into argv; returns false

@@ -1,5 +1,6 @@
 #include "preload/tracer.hpp"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -11,6 +12,7 @@
 #include <cstring>
 
 #include "preload/environment.hpp"
+#include "preload/exec_environment.hpp"
 #include "preload/module_table.hpp"
 #include "preload/recorder_threads.hpp"
 #include "preload/sampling_hook.hpp"
@@ -59,6 +61,35 @@ void read_host_name(char* out, std::size_t cap) {
     }
 }
 
+// OUT, absolute: the application may chdir() before a log must be found
+// again by its name, before the model is written next to it, or before it
+// execs an image that reads STACKSAGE_OUTPUT again.
+void set_output_directory(ProcessState& p, const char* out) {
+    TextBuffer dir(p.out_dir, sizeof p.out_dir);
+    if (out[0] != '/') {
+        char cwd[4096];
+        const long n = raw::syscall6(SYS_getcwd, reinterpret_cast<long>(cwd), sizeof cwd);
+        if (n > 0 && cwd[0] == '/') {
+            dir.add(cwd);
+            if (std::strcmp(cwd, "/") != 0) dir.add("/");
+            TextBuffer(p.output_given, sizeof p.output_given).add(out);
+        }
+    }
+    dir.add(out);
+    if (p.output_given[0] != '\0')
+        TextBuffer(p.output_entry, sizeof p.output_entry).add(kOutputEntryPrefix).add(p.out_dir);
+}
+
+// The base name of the file this library was loaded from.
+void find_library_name(char* out, std::size_t cap) {
+    Dl_info info{};
+    const char* path = dladdr(reinterpret_cast<void*>(&find_library_name), &info) != 0 && info.dli_fname != nullptr
+                           ? info.dli_fname
+                           : "libstacksage-preload.so";
+    const char* slash = std::strrchr(path, '/');
+    TextBuffer(out, cap).add(slash != nullptr ? slash + 1 : path);
+}
+
 void initialise() {
     RecorderScope scope;
     ProcessState& p = g_process;
@@ -77,7 +108,8 @@ void initialise() {
         p.state.store(static_cast<int>(TracerState::Disabled), std::memory_order_release);
         return;
     }
-    TextBuffer(p.out_dir, sizeof p.out_dir).add(out);
+    set_output_directory(p, out);
+    find_library_name(p.library_name, sizeof p.library_name);
     p.write_topology = env_flag("STACKSAGE_TOPOLOGY", true);
     p.write_model = env_flag("STACKSAGE_MODEL", true);
 

@@ -39,7 +39,15 @@ struct ProcessState {
     bool write_topology = true;
     bool write_model = true;
     bool quiet = false;
-    char out_dir[4096] = {};
+    char out_dir[4096] = {};  // absolute (made so at the start when given relative)
+    // When STACKSAGE_OUTPUT was given relative: its value as given, and the
+    // entry an exec passes on instead ("STACKSAGE_OUTPUT=<out_dir>"), so
+    // that an image started after a chdir() writes where this one does.
+    char output_given[4096] = {};
+    char output_entry[4096 + 32] = {};
+    // The recorder's file name (libstacksage-preload.so): what an exec's
+    // LD_PRELOAD must name for the next image to be recorded.
+    char library_name[256] = {};
     char host[256] = {};
     char exe[4096] = {};
     char cmdline[32768] = {};  // NUL-separated, as in /proc/self/cmdline

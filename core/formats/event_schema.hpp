@@ -132,7 +132,11 @@ inline constexpr char event[] = "exec";
 inline constexpr char path[] = "path";
 inline constexpr char argv[] = "argv";
 inline constexpr char argc[] = "argc";
-inline constexpr std::string_view fields[] = {path, argv, argc};
+// Why the next image will not be recorded (the environment passed to exec
+// does not carry the recorder: clearenv(), LD_PRELOAD changed); absent when
+// it will be.
+inline constexpr char untraced[] = "untraced";
+inline constexpr std::string_view fields[] = {path, argv, argc, untraced};
 }  // namespace exec
 
 namespace exec_failed {
