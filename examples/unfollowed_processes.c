@@ -17,8 +17,9 @@
  *   own-preload     starts a thread, sets LD_PRELOAD to "" itself, execs
  *                   itself as "child"
  *   exit-while-creating
- *                   two threads create and join threads without end; main
- *                   calls exit(2) after 50 ms
+ *                   two threads create threads without end (one every
+ *                   0.2 ms each, living up to 3 ms); main calls exit(2)
+ *                   after 50 ms
  *   chdir DIR       starts 2 threads, chdir(DIR), then fork+exec of itself as
  *                   "child"; exits 0 when the child exited 5
  *   child           starts 2 threads, exits 5 */
@@ -122,9 +123,25 @@ static int mode_exec(const char* how, const char* self) {
     return 1;
 }
 
+static void* sleep_a_little(void* unused) {
+    (void)unused;
+    struct timespec pause = {0, 3 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    return NULL;
+}
+
+/* A new thread every 0.2 ms, each living 3 ms: some are always starting. */
 static void* create_forever(void* unused) {
     (void)unused;
-    for (;;) run_threads(1);
+    enum { kRing = 32 };
+    pthread_t ring[kRing];
+    int live[kRing] = {0};
+    for (unsigned i = 0;; i = (i + 1) % kRing) {
+        if (live[i]) pthread_join(ring[i], NULL);
+        live[i] = pthread_create(&ring[i], NULL, i % 2 ? sleep_a_little : work, NULL) == 0;
+        struct timespec pause = {0, 200 * 1000};
+        nanosleep(&pause, NULL);
+    }
     return NULL;
 }
 

@@ -210,6 +210,9 @@ void EventLog::reset_mapping() {
     }
     mapped_chunks_.store(0, std::memory_order_relaxed);
     next_.store(0, std::memory_order_relaxed);
+    sealed_next_.store(0, std::memory_order_relaxed);
+    sealer_tid_.store(0, std::memory_order_relaxed);
+    lines_after_end_.store(0, std::memory_order_relaxed);
     use_mapping_.store(false, std::memory_order_relaxed);
     failed_.store(false, std::memory_order_relaxed);
     lock_owner_.store(0, std::memory_order_relaxed);
@@ -238,16 +241,50 @@ void EventLog::copy_out(std::uint64_t offset, const char* line, std::size_t len)
 bool EventLog::write(const char* line, std::size_t len) {
     if (len == 0) return true;
     const std::uint64_t old = next_.fetch_add(len, std::memory_order_relaxed);
-    const bool finished = (old & kFinished) != 0;
-    const std::uint64_t offset = old & ~kFinished;
-    if (!finished && len <= kChunk) {
+    const std::uint64_t flags = old & kFlags;
+    const std::uint64_t offset = old & ~kFlags;
+    if (flags == 0 && len <= kChunk) {
         const std::size_t have = mapped_chunks_.load(std::memory_order_acquire);
         if (offset + len <= static_cast<std::uint64_t>(have) * kChunk) {
             copy_out(offset, line, len);
             return true;
         }
     }
-    return write_slow(offset, finished, line, len);
+    return write_slow(offset, flags, line, len);
+}
+
+void EventLog::seal_for_end() {
+    if (fd_ < 0) return;
+    sealer_tid_.store(raw::gettid(), std::memory_order_relaxed);
+    const std::uint64_t old = next_.fetch_or(kSealed, std::memory_order_acq_rel);
+    if ((old & kSealed) != 0) return;
+    sealed_next_.store(old & ~kFlags, std::memory_order_release);
+    if ((old & kFinished) == 0) wait_for_lines_in_flight(old & ~kFlags);
+}
+
+void EventLog::wait_for_lines_in_flight(std::uint64_t end) {
+    // A line is in flight between its writer's fetch_add and the end of its
+    // copy: a few nanoseconds, unless the writer was preempted there. Only
+    // the last 64 KiB are looked at, in the mapping (a range not mapped yet
+    // is being grown under the lock, which the end's own line waits for).
+    constexpr std::uint64_t kWindow = 64 << 10;
+    constexpr int kYields = 2000;
+    if (failed_.load(std::memory_order_acquire) || !use_mapping_.load(std::memory_order_relaxed)) return;
+    const std::uint64_t mapped = static_cast<std::uint64_t>(mapped_chunks_.load(std::memory_order_acquire)) * kChunk;
+    if (end > mapped) end = mapped;
+    const std::uint64_t begin = end > kWindow ? end - kWindow : 0;
+    for (int i = 0; i < kYields; ++i) {
+        bool complete = true;
+        for (std::uint64_t at = begin; at < end && complete;) {
+            const std::size_t index = static_cast<std::size_t>(at / kChunk);
+            const std::size_t in = static_cast<std::size_t>(at % kChunk);
+            const std::size_t n = static_cast<std::size_t>(end - at < kChunk - in ? end - at : kChunk - in);
+            complete = std::memchr(chunk_[index] + in, '\0', n) == nullptr;
+            at += n;
+        }
+        if (complete) return;
+        raw::syscall6(SYS_sched_yield);
+    }
 }
 
 void EventLog::dropped_at(std::uint64_t offset) {
@@ -257,9 +294,19 @@ void EventLog::dropped_at(std::uint64_t offset) {
     }
 }
 
-bool EventLog::write_slow(std::uint64_t offset, bool finished, const char* line,
+bool EventLog::write_slow(std::uint64_t offset, std::uint64_t flags, const char* line,
                           std::size_t len) {
     if (fd_ < 0) return false;
+    if ((flags & kSealed) != 0) {
+        // The process's end is written: only the thread writing it goes on,
+        // right after the lines reserved before the seal.
+        if (raw::gettid() != sealer_tid_.load(std::memory_order_relaxed)) {
+            lines_after_end_.fetch_add(1, std::memory_order_relaxed);
+            return false;
+        }
+        offset = sealed_next_.fetch_add(len, std::memory_order_acq_rel);
+    }
+    const bool finished = (flags & kFinished) != 0;
     if (failed_.load(std::memory_order_acquire)) {
         dropped_at(offset);
         return false;
@@ -426,7 +473,7 @@ void EventLog::finish(bool from_signal) {
     if (!lock(!from_signal)) return;
     const std::uint64_t old = next_.fetch_or(kFinished, std::memory_order_acq_rel);
     if ((old & kFinished) == 0) {
-        std::uint64_t used = old;
+        std::uint64_t used = (old & kSealed) != 0 ? sealed_next_.load(std::memory_order_acquire) : old & ~kFlags;
         const std::uint64_t dropped = failed_end_.load(std::memory_order_acquire);
         if (dropped < used) used = dropped;
         // Never truncate a file that is not ours (a reused descriptor number).

@@ -33,7 +33,8 @@ namespace stacksage::preload {
 void write_process_model_at_exit(const char* skip_reason);  // process_model_hook.cpp
 bool in_application_signal_handler();  // signal_events.cpp
 void finish_sampling_at_exit();      // sampling_hook.cpp
-void write_usage_of_live_threads();  // thread_events.cpp
+// Returns when the youngest live thread other than the caller started (0: none).
+std::uint64_t write_usage_of_live_threads();  // thread_events.cpp
 
 namespace {
 
@@ -111,6 +112,9 @@ bool on_alternate_signal_stack() {
            (current.ss_flags & SS_ONSTACK) != 0;
 }
 
+// When the youngest thread still alive at the process's end started (0: none).
+std::uint64_t g_youngest_live_thread_at_end_ns = 0;
+
 // \param interrupted_recorder the caller is a signal handler that interrupted
 //        the recorder on this thread (_exit from a handler): only what is
 //        async-signal-safe whatever the recorder was doing is written; the
@@ -122,9 +126,12 @@ void write_process_end(const char* how, int status, bool interrupted_recorder = 
     ProcessState& p = process();
     if (p.ended.exchange(true)) return;
     RecorderScope scope;
+    // The process ends: lines of threads still being created meanwhile are
+    // left out of the log, which ends here (event_log.hpp).
+    p.log.seal_for_end();
     // Threads that are never joined (a GNU OpenMP pool, detached helpers)
     // write no thread_end: their CPU time is read here, before the process's.
-    if (!interrupted_recorder) write_usage_of_live_threads();
+    if (!interrupted_recorder) g_youngest_live_thread_at_end_ns = write_usage_of_live_threads();
     namespace end = event_schema::process_end;
     char buf[1024];
     JsonLine line(buf, sizeof buf);
@@ -161,6 +168,23 @@ void write_process_end(const char* how, int status, bool interrupted_recorder = 
     emit(line, end::event);
 }
 
+// Why the model is not written at a normal exit, or nullptr. When the
+// application calls exit() while its threads are still being created (a
+// thread started less than kBusyExitWindowNs before the end is alive, or
+// another thread wrote an event after process_end), those threads would go
+// on running for as long as the writer takes (milliseconds, far more on a
+// busy machine): the process ends without it, as it would without the
+// recorder; the analyzer reads the log.
+constexpr std::uint64_t kBusyExitWindowNs = 2'000'000;
+
+const char* model_skip_reason_at_exit() {
+    const std::uint64_t youngest = g_youngest_live_thread_at_end_ns;
+    const bool young_thread = youngest != 0 && youngest + kBusyExitWindowNs > monotonic_ns();
+    if (!young_thread && process().log.lines_after_end() == 0) return nullptr;
+    return "threads were still being created when exit() was called: not written, so that the process ends as "
+           "it would without the recorder";
+}
+
 // on_exit handlers get the status, also for a return from main (libc calls
 // exit with main's result). It must run before the dynamic linker's exit
 // handler (_dl_fini), which finalises every library: the model writer is
@@ -186,7 +210,7 @@ void on_process_exit(int status, void*) {
     if (process().log.still_recording())
         write_process_model_at_exit(in_application_signal_handler()
                                         ? "exit() was called from a signal handler: not written there"
-                                        : nullptr);
+                                        : model_skip_reason_at_exit());
     process().log.finish();  // the file keeps only the bytes written
 }
 
