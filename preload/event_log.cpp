@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <cstring>
 
@@ -264,17 +265,21 @@ void EventLog::seal_for_end() {
 
 void EventLog::wait_for_lines_in_flight(std::uint64_t end) {
     // A line is in flight between its writer's fetch_add and the end of its
-    // copy: a few nanoseconds, unless the writer was preempted there. Only
-    // the last 64 KiB are looked at, in the mapping (a range not mapped yet
-    // is being grown under the lock, which the end's own line waits for).
+    // copy: nanoseconds, unless the writer was preempted there (or is
+    // growing the file for it). The last 64 KiB before the end are looked
+    // at; a range not mapped yet is being grown under the lock. At most
+    // kPatienceNs: a preempted writer waits for a CPU, on a busy machine a
+    // scheduler tick or two. The wait is paid only when lines are in flight.
     constexpr std::uint64_t kWindow = 64 << 10;
-    constexpr int kYields = 2000;
-    if (failed_.load(std::memory_order_acquire) || !use_mapping_.load(std::memory_order_relaxed)) return;
-    const std::uint64_t mapped = static_cast<std::uint64_t>(mapped_chunks_.load(std::memory_order_acquire)) * kChunk;
-    if (end > mapped) end = mapped;
+    constexpr long kPatienceNs = 10'000'000;
     const std::uint64_t begin = end > kWindow ? end - kWindow : 0;
-    for (int i = 0; i < kYields; ++i) {
-        bool complete = true;
+    struct timespec start{}, now{};
+    raw::syscall6(SYS_clock_gettime, CLOCK_MONOTONIC, reinterpret_cast<long>(&start));
+    for (int round = 0;; ++round) {
+        if (failed_.load(std::memory_order_acquire) || !use_mapping_.load(std::memory_order_relaxed)) return;
+        const std::uint64_t mapped =
+            static_cast<std::uint64_t>(mapped_chunks_.load(std::memory_order_acquire)) * kChunk;
+        bool complete = end <= mapped;
         for (std::uint64_t at = begin; at < end && complete;) {
             const std::size_t index = static_cast<std::size_t>(at / kChunk);
             const std::size_t in = static_cast<std::size_t>(at % kChunk);
@@ -283,7 +288,16 @@ void EventLog::wait_for_lines_in_flight(std::uint64_t end) {
             at += n;
         }
         if (complete) return;
-        raw::syscall6(SYS_sched_yield);
+        raw::syscall6(SYS_clock_gettime, CLOCK_MONOTONIC, reinterpret_cast<long>(&now));
+        if ((now.tv_sec - start.tv_sec) * 1'000'000'000L + (now.tv_nsec - start.tv_nsec) > kPatienceNs) return;
+        // Yield first (the writer may be waiting for this CPU), then sleep a
+        // little (it may be waiting for the other CPUs).
+        if (round < 16) {
+            raw::syscall6(SYS_sched_yield);
+        } else {
+            struct timespec pause{0, 50'000};
+            raw::syscall6(SYS_nanosleep, reinterpret_cast<long>(&pause), 0);
+        }
     }
 }
 

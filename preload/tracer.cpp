@@ -275,6 +275,10 @@ void reinitialise_in_child(bool unseen_fork) {
     p.start_real_ns = realtime_ns();
     p.ended.store(false, std::memory_order_relaxed);
     p.exit_recorded.store(false, std::memory_order_relaxed);
+    // The child's own counts: its process_end says what it created.
+    p.thread_seq.store(0, std::memory_order_relaxed);
+    p.threads_untraced.store(0, std::memory_order_relaxed);
+    p.affinity_calls.store(0, std::memory_order_relaxed);
     g_big_line_lock.reset();
     modules().reset_after_fork();
     forget_recorder_threads();  // the parent's drain thread is not copied into the child
