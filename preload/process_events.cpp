@@ -249,19 +249,27 @@ void write_exec_event(const char* event, const char* path, char* const argv[], i
 }
 
 // The most environment entries an exec's environment may have for its
-// STACKSAGE_OUTPUT to be made absolute (on the stack: 32 KiB).
-constexpr std::size_t kMaxRewrittenEnvironment = 4096;
+// STACKSAGE_OUTPUT to be made absolute (on the stack: 16 KiB).
+constexpr std::size_t kMaxRewrittenEnvironment = 2048;
+
+// The rewriting half of call_with_absolute_output, in a frame of its own:
+// an exec in a vfork child may run on a small stack, which only a process
+// given a relative output pays for.
+template <class Call>
+__attribute__((noinline)) int call_with_rewritten_output(char* const envp[], Call& call) {
+    const ProcessState& p = process();
+    char* storage[kMaxRewrittenEnvironment];
+    char* entry = const_cast<char*>(p.output_entry);
+    return call(with_absolute_output(envp, p.output_given, entry, storage, kMaxRewrittenEnvironment));
+}
 
 // Calls call(env): env is envp with STACKSAGE_OUTPUT made absolute when the
 // process was given it relative (exec_environment.hpp), else nullptr (the
 // interposer then passes on what it was given).
 template <class Call>
 int call_with_absolute_output(char* const envp[], Call&& call) {
-    const ProcessState& p = process();
-    if (p.output_given[0] == '\0') return call(nullptr);
-    char* storage[kMaxRewrittenEnvironment];
-    char* entry = const_cast<char*>(p.output_entry);
-    return call(with_absolute_output(envp, p.output_given, entry, storage, kMaxRewrittenEnvironment));
+    if (process().output_given[0] == '\0') return call(nullptr);
+    return call_with_rewritten_output(envp, call);
 }
 
 // Every way of exec'ing: the exec event (and, if the call returns,
