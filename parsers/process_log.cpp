@@ -139,8 +139,15 @@ public:
                     log_stopped_how_ = string_field(doc, stopped::how);
                 }
                 break;
-            case EventKind::exec: p_.exec_t = ev.t; break;
-            case EventKind::exec_failed: p_.exec_t = -1; break;
+            case EventKind::exec:
+                p_.exec_t = ev.t;
+                exec_path_ = string_field(doc, schema::exec::path);
+                exec_untraced_ = string_field(doc, schema::exec::untraced);
+                break;
+            case EventKind::exec_failed:
+                p_.exec_t = -1;
+                exec_untraced_.clear();
+                break;
             case EventKind::topology:
                 if (!doc.get_bool(schema::topology::ok).value_or(true))
                     p_.notes.push_back("the recorder could not write the node's topology: " +
@@ -163,6 +170,10 @@ public:
         if (foreign_events_ > 0)
             p_.notes.push_back(std::to_string(foreign_events_) +
                                " event(s) carry another pid and were ignored");
+        // The next image will leave no log: say which, and why.
+        if (p_.exec_t >= 0 && !exec_untraced_.empty())
+            p_.notes.push_back("pid " + std::to_string(p_.pid) + " exec'ed " + exec_path_ +
+                               ", which ran untraced (" + exec_untraced_ + "): what it did is not recorded");
         // The image's end, by order of preference.
         if (!p_.end_known) {
             if (fatal_signal_t_ >= 0) {
@@ -488,6 +499,8 @@ private:
     std::int64_t fatal_signal_number_ = -1;
     std::int64_t log_stopped_t_ = -1;
     std::string log_stopped_how_;
+    std::string exec_path_;      // the last exec's path
+    std::string exec_untraced_;  // why its image runs untraced; "" when it is recorded
     std::uint32_t next_order_ = 0;  // of the next mask change
 };
 

@@ -89,6 +89,10 @@ void record(const AffinityCall& call, long rc, int error) {
 
 }  // namespace
 
+// syscall(SYS_execve / SYS_execveat, ...): the exec event, as for execve
+// (process_events.cpp).
+long traced_exec_syscall(long number, long a1, long a2, long a3, long a4, long a5);
+
 }  // namespace stacksage::preload
 
 using namespace stacksage::preload;
@@ -173,6 +177,7 @@ STACKSAGE_EXPORT long syscall(long number, ...) {
         }
         return rc;
     };
+    if (number == SYS_execve || number == SYS_execveat) return traced_exec_syscall(number, a1, a2, a3, a4, a5);
     if (number != SYS_sched_setaffinity) return pass_through();
     AffinityChangeScope change;  // traced or not: cached masks go stale
     if (real_syscall == nullptr || !tracing_ready()) return pass_through();

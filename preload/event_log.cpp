@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <cstring>
 
@@ -215,6 +216,9 @@ void EventLog::reset_mapping() {
     }
     mapped_chunks_.store(0, std::memory_order_relaxed);
     next_.store(0, std::memory_order_relaxed);
+    sealed_next_.store(0, std::memory_order_relaxed);
+    sealer_tid_.store(0, std::memory_order_relaxed);
+    lines_after_end_.store(0, std::memory_order_relaxed);
     use_mapping_.store(false, std::memory_order_relaxed);
     failed_.store(false, std::memory_order_relaxed);
     stop_note_written_.store(false, std::memory_order_relaxed);
@@ -269,16 +273,63 @@ void EventLog::copy_out(std::uint64_t offset, const char* line, std::size_t len)
 bool EventLog::write(const char* line, std::size_t len) {
     if (len == 0) return true;
     const std::uint64_t old = next_.fetch_add(len, std::memory_order_relaxed);
-    const bool finished = (old & kFinished) != 0;
-    const std::uint64_t offset = old & ~kFinished;
-    if (!finished && len <= kChunk) {
+    const std::uint64_t flags = old & kFlags;
+    const std::uint64_t offset = old & ~kFlags;
+    if (flags == 0 && len <= kChunk) {
         const std::size_t have = mapped_chunks_.load(std::memory_order_acquire);
         if (offset + len + kStopNoteRoom <= static_cast<std::uint64_t>(have) * kChunk) {
             copy_out(offset, line, len);
             return true;
         }
     }
-    return write_slow(offset, finished, line, len);
+    return write_slow(offset, flags, line, len);
+}
+
+void EventLog::seal_for_end() {
+    if (fd_ < 0) return;
+    sealer_tid_.store(raw::gettid(), std::memory_order_relaxed);
+    const std::uint64_t old = next_.fetch_or(kSealed, std::memory_order_acq_rel);
+    if ((old & kSealed) != 0) return;
+    sealed_next_.store(old & ~kFlags, std::memory_order_release);
+    if ((old & kFinished) == 0) wait_for_lines_in_flight(old & ~kFlags);
+}
+
+void EventLog::wait_for_lines_in_flight(std::uint64_t end) {
+    // A line is in flight between its writer's fetch_add and the end of its
+    // copy: nanoseconds, unless the writer was preempted there (or is
+    // growing the file for it). The last 64 KiB before the end are looked
+    // at; a range not mapped yet is being grown under the lock. At most
+    // kPatienceNs: a preempted writer waits for a CPU, on a busy machine a
+    // scheduler tick or two. The wait is paid only when lines are in flight.
+    constexpr std::uint64_t kWindow = 64 << 10;
+    constexpr long kPatienceNs = 10'000'000;
+    const std::uint64_t begin = end > kWindow ? end - kWindow : 0;
+    struct timespec start{}, now{};
+    raw::syscall6(SYS_clock_gettime, CLOCK_MONOTONIC, reinterpret_cast<long>(&start));
+    for (int round = 0;; ++round) {
+        if (failed_.load(std::memory_order_acquire) || !use_mapping_.load(std::memory_order_relaxed)) return;
+        const std::uint64_t mapped =
+            static_cast<std::uint64_t>(mapped_chunks_.load(std::memory_order_acquire)) * kChunk;
+        bool complete = end <= mapped;
+        for (std::uint64_t at = begin; at < end && complete;) {
+            const std::size_t index = static_cast<std::size_t>(at / kChunk);
+            const std::size_t in = static_cast<std::size_t>(at % kChunk);
+            const std::size_t n = static_cast<std::size_t>(end - at < kChunk - in ? end - at : kChunk - in);
+            complete = std::memchr(chunk_[index] + in, '\0', n) == nullptr;
+            at += n;
+        }
+        if (complete) return;
+        raw::syscall6(SYS_clock_gettime, CLOCK_MONOTONIC, reinterpret_cast<long>(&now));
+        if ((now.tv_sec - start.tv_sec) * 1'000'000'000L + (now.tv_nsec - start.tv_nsec) > kPatienceNs) return;
+        // Yield first (the writer may be waiting for this CPU), then sleep a
+        // little (it may be waiting for the other CPUs).
+        if (round < 16) {
+            raw::syscall6(SYS_sched_yield);
+        } else {
+            struct timespec pause{0, 50'000};
+            raw::syscall6(SYS_nanosleep, reinterpret_cast<long>(&pause), 0);
+        }
+    }
 }
 
 void EventLog::dropped_at(std::uint64_t offset) {
@@ -290,9 +341,19 @@ void EventLog::dropped_at(std::uint64_t offset) {
     }
 }
 
-bool EventLog::write_slow(std::uint64_t offset, bool finished, const char* line,
+bool EventLog::write_slow(std::uint64_t offset, std::uint64_t flags, const char* line,
                           std::size_t len) {
     if (fd_ < 0) return false;
+    if ((flags & kSealed) != 0) {
+        // The process's end is written: only the thread writing it goes on,
+        // right after the lines reserved before the seal.
+        if (raw::gettid() != sealer_tid_.load(std::memory_order_relaxed)) {
+            lines_after_end_.fetch_add(1, std::memory_order_relaxed);
+            return false;
+        }
+        offset = sealed_next_.fetch_add(len, std::memory_order_acq_rel);
+    }
+    const bool finished = (flags & kFinished) != 0;
     if (failed_.load(std::memory_order_acquire)) {
         dropped_at(offset);
         return false;
@@ -486,7 +547,7 @@ void EventLog::finish(bool from_signal) {
     if (!lock(!from_signal)) return;
     const std::uint64_t old = next_.fetch_or(kFinished, std::memory_order_acq_rel);
     if ((old & kFinished) == 0) {
-        std::uint64_t used = old;
+        std::uint64_t used = (old & kSealed) != 0 ? sealed_next_.load(std::memory_order_acquire) : old & ~kFlags;
         const std::uint64_t dropped = failed_end_.load(std::memory_order_acquire);
         if (dropped < used) used = dropped;
         // Never truncate a file that is not ours (a reused descriptor number).

@@ -66,6 +66,17 @@ public:
     // there is no room (the log never had its first chunk, or is not mapped)
     // or nothing failed.
     bool write_stop_note(const char* line, std::size_t len);
+    // From the thread that writes the process's end (process_end: the
+    // process is about to end): from now on only this thread's lines are
+    // written, right after the lines reserved before; lines of other threads
+    // (threads still being created while exit() runs) are left out and
+    // counted, so that the log ends with process_end and has no NUL holes
+    // left by threads that exit_group() stops half-way. Waits, at most about
+    // 2 ms, for lines other threads had reserved but not yet copied. Once
+    // only; async-signal-safe.
+    void seal_for_end();
+    // Lines of other threads left out since seal_for_end().
+    std::uint64_t lines_after_end() const { return lines_after_end_.load(std::memory_order_relaxed); }
 
     // Truncates the file to the bytes used; writes after this go through
     // pwrite(2). From a signal handler (from_signal) it gives up rather than
@@ -99,6 +110,8 @@ public:
 
 private:
     static constexpr std::uint64_t kFinished = std::uint64_t{1} << 63;
+    static constexpr std::uint64_t kSealed = std::uint64_t{1} << 62;
+    static constexpr std::uint64_t kFlags = kFinished | kSealed;
 
     bool create(long rank, int pid);
     bool same_file(int fd) const;
@@ -107,7 +120,8 @@ private:
     void report_removed();
     bool reopen_own_file();  // under the grow lock
     void reset_mapping();
-    bool write_slow(std::uint64_t offset, bool finished, const char* line, std::size_t len);
+    bool write_slow(std::uint64_t offset, std::uint64_t flags, const char* line, std::size_t len);
+    void wait_for_lines_in_flight(std::uint64_t end);
     bool grow_to(std::uint64_t end);  // under the grow lock
     void copy_out(std::uint64_t offset, const char* line, std::size_t len);
     bool lock(bool wait);
@@ -128,8 +142,13 @@ private:
     const char* out_dir_ = nullptr;  // for reopening our file by name (ProcessState's strings)
     const char* host_ = nullptr;
 
-    // Next free offset; kFinished once finish() ran.
+    // Next free offset; kFinished once finish() ran, kSealed once
+    // seal_for_end() did (the offset then grows with lines left out).
     std::atomic<std::uint64_t> next_{0};
+    // After seal_for_end(): the sealing thread's next offset, and its tid.
+    std::atomic<std::uint64_t> sealed_next_{0};
+    std::atomic<int> sealer_tid_{0};
+    std::atomic<std::uint64_t> lines_after_end_{0};
     // Chunks [0, mapped_chunks_) are mapped at chunk_[i]; published with release.
     std::atomic<std::size_t> mapped_chunks_{0};
     std::atomic<bool> use_mapping_{false};

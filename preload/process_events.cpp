@@ -5,7 +5,10 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -14,6 +17,8 @@
 #include "preload/cgroup_cpu_quota.hpp"
 #include "preload/cgroup_cpuset.hpp"
 #include "preload/environment.hpp"
+#include "preload/exec_environment.hpp"
+#include "preload/text.hpp"
 #include "preload/real_functions.hpp"
 #include "preload/stderr_notice.hpp"
 #include "preload/run_delay.hpp"
@@ -29,7 +34,8 @@ namespace stacksage::preload {
 void write_process_model_at_exit(const char* skip_reason);  // process_model_hook.cpp
 bool in_application_signal_handler();  // signal_events.cpp
 void finish_sampling_at_exit();      // sampling_hook.cpp
-void write_usage_of_live_threads();  // thread_events.cpp
+// Returns when the youngest live thread other than the caller started (0: none).
+std::uint64_t write_usage_of_live_threads();  // thread_events.cpp
 
 namespace {
 
@@ -123,6 +129,9 @@ void write_log_stopped(const char* how) {
     if (const std::size_t n = line.finish(); n != 0) process().log.write_stop_note(buf, n);
 }
 
+// When the youngest thread still alive at the process's end started (0: none).
+std::uint64_t g_youngest_live_thread_at_end_ns = 0;
+
 // \param interrupted_recorder the caller is a signal handler that interrupted
 //        the recorder on this thread (_exit from a handler): only what is
 //        async-signal-safe whatever the recorder was doing is written; the
@@ -134,9 +143,12 @@ void write_process_end(const char* how, int status, bool interrupted_recorder = 
     ProcessState& p = process();
     if (p.ended.exchange(true)) return;
     RecorderScope scope;
+    // The process ends: lines of threads still being created meanwhile are
+    // left out of the log, which ends here (event_log.hpp).
+    p.log.seal_for_end();
     // Threads that are never joined (a GNU OpenMP pool, detached helpers)
     // write no thread_end: their CPU time is read here, before the process's.
-    if (!interrupted_recorder) write_usage_of_live_threads();
+    if (!interrupted_recorder) g_youngest_live_thread_at_end_ns = write_usage_of_live_threads();
     // Threads glibc or a raw clone made behind the recorder's back, from the
     // kernel's task list (untraced_tasks.hpp); the recorder's own CPU time.
     const std::int64_t recorder_cpu_us = interrupted_recorder ? -1 : write_usage_of_untraced_tasks();
@@ -178,6 +190,23 @@ void write_process_end(const char* how, int status, bool interrupted_recorder = 
     if (!p.log.still_recording()) write_log_stopped(how);
 }
 
+// Why the model is not written at a normal exit, or nullptr. When the
+// application calls exit() while its threads are still being created (a
+// thread started less than kBusyExitWindowNs before the end is alive, or
+// another thread wrote an event after process_end), those threads would go
+// on running for as long as the writer takes (milliseconds, far more on a
+// busy machine): the process ends without it, as it would without the
+// recorder; the analyzer reads the log.
+constexpr std::uint64_t kBusyExitWindowNs = 2'000'000;
+
+const char* model_skip_reason_at_exit() {
+    const std::uint64_t youngest = g_youngest_live_thread_at_end_ns;
+    const bool young_thread = youngest != 0 && youngest + kBusyExitWindowNs > monotonic_ns();
+    if (!young_thread && process().log.lines_after_end() == 0) return nullptr;
+    return "threads were still being created when exit() was called: not written, so that the process ends as "
+           "it would without the recorder";
+}
+
 // on_exit handlers get the status, also for a return from main (libc calls
 // exit with main's result). It must run before the dynamic linker's exit
 // handler (_dl_fini), which finalises every library: the model writer is
@@ -190,8 +219,8 @@ void write_process_end(const char* how, int status, bool interrupted_recorder = 
 // registration stays for programs whose main is not reached through
 // __libc_start_main; whichever runs first does the work.
 void on_process_exit(int status, void*) {
+    if (!is_recorded_process()) return;
     if (process().state.load() != static_cast<int>(TracerState::Ready)) return;
-    if (raw::getpid() != process().pid) return;
     if (process().exit_recorded.exchange(true)) return;
     finish_sampling_at_exit();
     write_process_end("exit", status);
@@ -203,16 +232,19 @@ void on_process_exit(int status, void*) {
     if (process().log.still_recording())
         write_process_model_at_exit(in_application_signal_handler()
                                         ? "exit() was called from a signal handler: not written there"
-                                        : nullptr);
+                                        : model_skip_reason_at_exit());
     process().log.finish();  // the file keeps only the bytes written
 }
 
 // Only in the image that owns our state: a vfork child shares our memory and
-// must not write into its parent's log under the parent's pid.
-bool is_our_process() { return raw::getpid() == process().pid; }
+// must not write into its parent's log under the parent's pid. A child of a
+// fork we did not see gets its own log first.
+bool is_our_process() { return is_recorded_process(); }
 
 // exec (argv given) or exec_failed (error given): both name the path.
-void write_exec_event(const char* event, const char* path, char* const argv[], int error) {
+// untraced: why the next image will not be recorded (exec only), or nullptr.
+void write_exec_event(const char* event, const char* path, char* const argv[], int error,
+                      const char* untraced = nullptr) {
     namespace exec = event_schema::exec;
     static_assert(std::string_view(exec::path) == event_schema::exec_failed::path);
     char buf[4096];
@@ -233,21 +265,54 @@ void write_exec_event(const char* event, const char* path, char* const argv[], i
         line.close_array();
         line.field(exec::argc, static_cast<std::int64_t>(n));
     }
+    if (untraced != nullptr) line.field(exec::untraced, untraced);
     if (error != 0) line.field(event_schema::exec_failed::errno_, static_cast<std::int64_t>(error));
     emit(line, event);
 }
 
+// The most environment entries an exec's environment may have for its
+// STACKSAGE_OUTPUT to be made absolute (on the stack: 16 KiB).
+constexpr std::size_t kMaxRewrittenEnvironment = 2048;
+
+// The rewriting half of call_with_absolute_output, in a frame of its own:
+// an exec in a vfork child may run on a small stack, which only a process
+// given a relative output pays for.
 template <class Call>
-int traced_exec(const char* path, char* const argv[], Call&& call) {
-    if (!tracing_ready() || !is_our_process()) return call();
+__attribute__((noinline)) int call_with_rewritten_output(char* const envp[], Call& call) {
+    const ProcessState& p = process();
+    char* storage[kMaxRewrittenEnvironment];
+    char* entry = const_cast<char*>(p.output_entry);
+    return call(with_absolute_output(envp, p.output_given, entry, storage, kMaxRewrittenEnvironment));
+}
+
+// Calls call(env): env is envp with STACKSAGE_OUTPUT made absolute when the
+// process was given it relative (exec_environment.hpp), else nullptr (the
+// interposer then passes on what it was given).
+template <class Call>
+int call_with_absolute_output(char* const envp[], Call&& call) {
+    if (process().output_given[0] == '\0') return call(nullptr);
+    return call_with_rewritten_output(envp, call);
+}
+
+// Every way of exec'ing: the exec event (and, if the call returns,
+// exec_failed). envp is the environment the next image gets (environ for
+// the calls without one); call(env) execs with env, or with what it was
+// given when env is nullptr.
+template <class Call>
+int traced_exec(const char* path, char* const argv[], char* const envp[], Call&& call) {
+    if (!tracing_ready()) return call(nullptr);
+    // A vfork child (posix_spawn, system) writes no event but passes
+    // STACKSAGE_OUTPUT on as absolute too.
+    if (!is_our_process()) return call_with_absolute_output(envp, call);
     {
         RecorderScope scope;
-        write_exec_event(event_schema::exec::event, path, argv, 0);
+        write_exec_event(event_schema::exec::event, path, argv, 0,
+                         why_exec_runs_untraced(envp, process().library_name));
         // The new image opens its own log; this one keeps only the bytes
         // written (should exec fail, later lines go through pwrite).
         process().log.finish();
     }
-    int rc = call();
+    int rc = call_with_absolute_output(envp, call);
     int saved = errno;
     {
         RecorderScope scope;
@@ -255,6 +320,28 @@ int traced_exec(const char* path, char* const argv[], Call&& call) {
     }
     errno = saved;
     return rc;
+}
+
+// The file a descriptor refers to, for the exec event of fexecve and
+// execveat ("fd 7" when /proc cannot say), then "/" and `name` when given.
+const char* describe_exec_file(char* out, std::size_t cap, int fd, const char* name) {
+    TextBuffer text(out, cap);
+    if (name != nullptr && name[0] == '/') return text.add(name).c_str();
+    char link[64];
+    TextBuffer(link, sizeof link).add("/proc/self/fd/").add_int(fd);
+    char target[4096];
+    const long n = fd == AT_FDCWD ? -1 : raw::readlinkat(AT_FDCWD, link, target, sizeof target - 1);
+    if (fd == AT_FDCWD) {
+        const long c = raw::syscall6(SYS_getcwd, reinterpret_cast<long>(target), sizeof target);
+        text.add(c > 0 ? target : ".");
+    } else if (n > 0) {
+        target[n] = '\0';
+        text.add(target);
+    } else {
+        text.add("fd ").add_int(fd);
+    }
+    if (name != nullptr && name[0] != '\0') text.add("/").add(name);
+    return text.c_str();
 }
 
 // execl and friends: their argument lists, gathered into an array.
@@ -273,13 +360,14 @@ void write_process_end_at_fatal_signal(int signal) {
     write_process_end("signal", 0, /*interrupted_recorder=*/inside_recorder(), signal);
 }
 
-void write_process_start(const char* origin, int image) {
+void write_process_start(const char* origin, int image, bool unseen_fork) {
     namespace start = event_schema::process_start;
     ProcessState& p = process();
     big_line_lock().lock();
     JsonLine line(big_line_buffer(), kBigLineBytes);
     begin_event(line, start::event);
     line.field(start::origin, origin);
+    if (unseen_fork) line.field_bool(start::unseen_fork, true);
     line.field(start::image, static_cast<std::int64_t>(image));
     line.field(start::initialised_by, p.initialised_by);
     line.field(start::ppid, static_cast<std::int64_t>(p.ppid));
@@ -374,12 +462,16 @@ STACKSAGE_EXPORT pid_t fork() {
         return -1;
     }
     if (!tracing_ready()) return real_fork();
-    pid_t child = real_fork();
-    if (child == 0) {
+    pid_t child = -1;
+    {
+        // Until the child has its own log: a handler there would find it
+        // still the parent's (new_process_detector.hpp).
+        SignalsBlocked blocked;
+        child = real_fork();
         // Only async-signal-safe work from here: the parent may have had threads.
-        reinitialise_in_child();
-        return 0;
+        if (child == 0) reinitialise_in_child();
     }
+    if (child == 0) return 0;
     int saved = errno;
     {
         RecorderScope scope;
@@ -397,25 +489,120 @@ STACKSAGE_EXPORT pid_t fork() {
     return child;
 }
 
+// daemon(3) forks and, in the parent, calls _exit(0) inside glibc, past our
+// fork and _exit: its parent's log would end without process_end and its
+// child would be found only at its first event. The same steps as glibc's
+// (misc/daemon.c), through our own fork() and _exit().
+STACKSAGE_EXPORT int daemon(int nochdir, int noclose) {
+    switch (fork()) {
+        case -1: return -1;
+        case 0: break;
+        default: _exit(0);
+    }
+    if (setsid() == -1) return -1;
+    if (nochdir == 0) (void)chdir("/");
+    if (noclose == 0) {
+        // Not a cancellation point, as in glibc (raw open and fstat).
+        const long fd = raw::openat(AT_FDCWD, "/dev/null", O_RDWR);
+        if (fd < 0) {
+            errno = static_cast<int>(-fd);
+            return -1;
+        }
+        struct stat st{};
+        const long rc = raw::fstat(static_cast<int>(fd), &st);
+        if (rc != 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3)) {
+            raw::close(static_cast<int>(fd));
+            errno = rc != 0 ? static_cast<int>(-rc) : ENODEV;
+            return -1;
+        }
+        (void)dup2(static_cast<int>(fd), STDIN_FILENO);
+        (void)dup2(static_cast<int>(fd), STDOUT_FILENO);
+        (void)dup2(static_cast<int>(fd), STDERR_FILENO);
+        if (fd > 2) raw::close(static_cast<int>(fd));
+    }
+    return 0;
+}
+
 STACKSAGE_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
     auto f = real::execve();
-    return traced_exec(path, argv, [&] { return f(path, argv, envp); });
+    return traced_exec(path, argv, envp, [&](char* const* env) { return f(path, argv, env ? env : envp); });
 }
 
 STACKSAGE_EXPORT int execv(const char* path, char* const argv[]) {
     auto f = real::execv();
-    return traced_exec(path, argv, [&] { return f(path, argv); });
+    return traced_exec(path, argv, environ, [&](char* const* env) {
+        return env ? real::execve()(path, argv, env) : f(path, argv);
+    });
 }
 
 STACKSAGE_EXPORT int execvp(const char* file, char* const argv[]) {
     auto f = real::execvp();
-    return traced_exec(file, argv, [&] { return f(file, argv); });
+    return traced_exec(file, argv, environ, [&](char* const* env) {
+        return env ? real::execvpe()(file, argv, env) : f(file, argv);
+    });
 }
 
 STACKSAGE_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) {
     auto f = real::execvpe();
-    return traced_exec(file, argv, [&] { return f(file, argv, envp); });
+    return traced_exec(file, argv, envp, [&](char* const* env) { return f(file, argv, env ? env : envp); });
 }
+
+// glibc's fexecve calls the execveat system call itself (or execve of
+// /proc/self/fd/N), past the two interposers above.
+STACKSAGE_EXPORT int fexecve(int fd, char* const argv[], char* const envp[]) {
+    auto f = real::fexecve();
+    if (f == nullptr) {
+        errno = ENOSYS;
+        return -1;
+    }
+    char path[4200];
+    if (tracing_ready()) describe_exec_file(path, sizeof path, fd, nullptr);
+    return traced_exec(path, argv, envp, [&](char* const* env) { return f(fd, argv, env ? env : envp); });
+}
+
+STACKSAGE_EXPORT int execveat(int dirfd, const char* pathname, char* const argv[], char* const envp[], int flags) {
+    auto f = real::execveat();
+    auto call = [&](char* const* env) -> int {
+        if (f != nullptr) return f(dirfd, pathname, argv, env ? env : envp, flags);
+        const long rc = raw::syscall6(SYS_execveat, dirfd, reinterpret_cast<long>(pathname),
+                                      reinterpret_cast<long>(argv), reinterpret_cast<long>(env ? env : envp), flags);
+        errno = static_cast<int>(-rc);
+        return -1;
+    };
+    char path[4200];
+    if (tracing_ready()) describe_exec_file(path, sizeof path, dirfd, pathname);
+    return traced_exec(path, argv, envp, call);
+}
+
+namespace stacksage::preload {
+
+// syscall(SYS_execve, ...) and syscall(SYS_execveat, ...), from the
+// syscall() interposer (affinity_events.cpp): recorded as the calls above.
+long traced_exec_syscall(long number, long a1, long a2, long a3, long a4, long a5) {
+    auto real_syscall = real::syscall();
+    auto call = [&](char* const* env) -> int {
+        const long envp = env != nullptr ? reinterpret_cast<long>(env) : (number == SYS_execve ? a3 : a4);
+        if (real_syscall != nullptr)
+            return static_cast<int>(number == SYS_execve ? real_syscall(number, a1, a2, envp)
+                                                         : real_syscall(number, a1, a2, a3, envp, a5));
+        const long rc = number == SYS_execve ? raw::syscall6(number, a1, a2, envp)
+                                             : raw::syscall6(number, a1, a2, a3, envp, a5);
+        errno = static_cast<int>(-rc);
+        return -1;
+    };
+    auto* argv = reinterpret_cast<char* const*>(number == SYS_execve ? a2 : a3);
+    auto* envp = reinterpret_cast<char* const*>(number == SYS_execve ? a3 : a4);
+    char path[4200];
+    if (tracing_ready()) {
+        if (number == SYS_execve)
+            TextBuffer(path, sizeof path).add(reinterpret_cast<const char*>(a1));
+        else
+            describe_exec_file(path, sizeof path, static_cast<int>(a1), reinterpret_cast<const char*>(a2));
+    }
+    return traced_exec(path, argv, envp, call);
+}
+
+}  // namespace stacksage::preload
 
 namespace {
 // Collects execl's variadic arguments (after arg0) into argv; returns false
@@ -475,7 +662,7 @@ STACKSAGE_EXPORT int execle(const char* path, const char* arg, ...) {
 }
 
 STACKSAGE_EXPORT void _exit(int status) {
-    if (process().state.load() == static_cast<int>(TracerState::Ready) && is_our_process()) {
+    if (is_our_process() && process().state.load() == static_cast<int>(TracerState::Ready)) {
         // From a signal handler that interrupted the recorder on this thread
         // (threads being created when the signal came): the end is still
         // written, with what is safe to do there.
@@ -491,7 +678,7 @@ STACKSAGE_EXPORT void _exit(int status) {
 }
 
 STACKSAGE_EXPORT void _Exit(int status) {
-    if (process().state.load() == static_cast<int>(TracerState::Ready) && is_our_process()) {
+    if (is_our_process() && process().state.load() == static_cast<int>(TracerState::Ready)) {
         // From a signal handler that interrupted the recorder on this thread
         // (threads being created when the signal came): the end is still
         // written, with what is safe to do there.

@@ -28,6 +28,8 @@ using Fork = pid_t (*)();
 using Execve = int (*)(const char*, char* const[], char* const[]);
 using Execvpe = int (*)(const char*, char* const[], char* const[]);
 using Execv = int (*)(const char*, char* const[]);
+using Fexecve = int (*)(int, char* const[], char* const[]);
+using Execveat = int (*)(int, const char*, char* const[], char* const[], int);
 using ExitFn = void (*)(int);
 using Sigaction = int (*)(int, const struct sigaction*, struct sigaction*);
 using Signal = sighandler_t (*)(int, sighandler_t);
@@ -61,6 +63,8 @@ STACKSAGE_REAL_FUNCTION(Execve, execve)
 STACKSAGE_REAL_FUNCTION(Execvpe, execvpe)
 STACKSAGE_REAL_FUNCTION(Execv, execv)
 STACKSAGE_REAL_FUNCTION(Execv, execvp)
+STACKSAGE_REAL_FUNCTION(Fexecve, fexecve)
+STACKSAGE_REAL_FUNCTION(Execveat, execveat)
 STACKSAGE_REAL_FUNCTION(ExitFn, _exit)
 STACKSAGE_REAL_FUNCTION(ExitFn, _Exit)
 STACKSAGE_REAL_FUNCTION(Sigaction, sigaction)

@@ -192,6 +192,7 @@ struct LiveThreadWalk {
     // idle threads stops paying after these; the rest are classified by
     // CPU time alone.
     int run_delay_reads_left = 256;
+    std::uint64_t latest_start_ns = 0;  // of the live threads other than the caller
 };
 
 void write_live_thread_usage(int tid, std::uint64_t start_ns, void* context) {
@@ -201,6 +202,7 @@ void write_live_thread_usage(int tid, std::uint64_t start_ns, void* context) {
     if (is_recorder_thread(tid)) return;
     const std::int64_t cpu_ns = read_thread_cpu_ns(tid == walk.own_tid ? 0 : tid);
     if (cpu_ns < 0) return;  // ended meanwhile: its thread_end says it all
+    if (tid != walk.own_tid && start_ns > walk.latest_start_ns) walk.latest_start_ns = start_ns;
     SchedWait waited;
     if (walk.run_delay_reads_left > 0 && run_delay_is_wanted(cpu_ns, start_ns, walk.now_ns)) {
         --walk.run_delay_reads_left;
@@ -224,11 +226,12 @@ void write_live_thread_usage(int tid, std::uint64_t start_ns, void* context) {
 
 }  // namespace
 
-void write_usage_of_live_threads() {
+std::uint64_t write_usage_of_live_threads() {
     LiveThreadWalk walk;
     walk.now_ns = monotonic_ns();
     walk.own_tid = current_tid();
     for_each_registered_thread(&write_live_thread_usage, &walk);
+    return walk.latest_start_ns;
 }
 
 }  // namespace stacksage::preload
@@ -356,7 +359,7 @@ STACKSAGE_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* att
 STACKSAGE_EXPORT void pthread_exit(void* value) {
     ThreadState& t = this_thread();
     t.exiting = true;
-    if (!t.ended && tracing_ready() && raw::getpid() == process().pid)
+    if (!t.ended && tracing_ready() && is_recorded_process())
         write_thread_end("pthread_exit");
     auto real_exit = real::pthread_exit();
     if (real_exit != nullptr) real_exit(value);

@@ -1,7 +1,9 @@
 #include "preload/tracer.hpp"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sched.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -10,6 +12,7 @@
 #include <cstring>
 
 #include "preload/environment.hpp"
+#include "preload/exec_environment.hpp"
 #include "preload/module_table.hpp"
 #include "preload/recorder_threads.hpp"
 #include "preload/sampling_hook.hpp"
@@ -58,6 +61,35 @@ void read_host_name(char* out, std::size_t cap) {
     }
 }
 
+// OUT, absolute: the application may chdir() before a log must be found
+// again by its name, before the model is written next to it, or before it
+// execs an image that reads STACKSAGE_OUTPUT again.
+void set_output_directory(ProcessState& p, const char* out) {
+    TextBuffer dir(p.out_dir, sizeof p.out_dir);
+    if (out[0] != '/') {
+        char cwd[4096];
+        const long n = raw::syscall6(SYS_getcwd, reinterpret_cast<long>(cwd), sizeof cwd);
+        if (n > 0 && cwd[0] == '/') {
+            dir.add(cwd);
+            if (std::strcmp(cwd, "/") != 0) dir.add("/");
+            TextBuffer(p.output_given, sizeof p.output_given).add(out);
+        }
+    }
+    dir.add(out);
+    if (p.output_given[0] != '\0')
+        TextBuffer(p.output_entry, sizeof p.output_entry).add(kOutputEntryPrefix).add(p.out_dir);
+}
+
+// The base name of the file this library was loaded from.
+void find_library_name(char* out, std::size_t cap) {
+    Dl_info info{};
+    const char* path = dladdr(reinterpret_cast<void*>(&find_library_name), &info) != 0 && info.dli_fname != nullptr
+                           ? info.dli_fname
+                           : "libstacksage-preload.so";
+    const char* slash = std::strrchr(path, '/');
+    TextBuffer(out, cap).add(slash != nullptr ? slash + 1 : path);
+}
+
 void initialise() {
     RecorderScope scope;
     // Before anything could be said: the only file notices go to.
@@ -68,6 +100,7 @@ void initialise() {
     p.start_real_ns = realtime_ns();
     p.pid = raw::getpid();
     p.ppid = raw::getppid();
+    arm_new_process_detector(p.pid);
     p.quiet = env_flag("STACKSAGE_QUIET", false);
     p.log.set_quiet(p.quiet);  // its own messages (full disk, removed) too
 
@@ -77,7 +110,8 @@ void initialise() {
         p.state.store(static_cast<int>(TracerState::Disabled), std::memory_order_release);
         return;
     }
-    TextBuffer(p.out_dir, sizeof p.out_dir).add(out);
+    set_output_directory(p, out);
+    find_library_name(p.library_name, sizeof p.library_name);
     p.write_topology = env_flag("STACKSAGE_TOPOLOGY", true);
     p.write_model = env_flag("STACKSAGE_MODEL", true);
 
@@ -174,6 +208,7 @@ std::uint64_t realtime_ns() {
 }
 
 bool tracing_ready() {
+    follow_unseen_child();
     if (g_thread.depth > 0) return false;
     int s = g_process.state.load(std::memory_order_acquire);
     if (s == static_cast<int>(TracerState::Ready)) return true;
@@ -197,9 +232,13 @@ bool tracing_ready() {
     return false;
 }
 
-void begin_event(JsonLine& line, const char* event) { begin_event(line, event, current_tid()); }
+void begin_event(JsonLine& line, const char* event) {
+    follow_unseen_child();  // before the pid and tid are read
+    begin_event(line, event, current_tid());
+}
 
 void begin_event(JsonLine& line, const char* event, int tid) {
+    follow_unseen_child();  // before the pid is read
     namespace common = event_schema::common;
     line.open_object();
     line.field(common::v, static_cast<std::int64_t>(kSchemaVersion));
@@ -231,20 +270,27 @@ void say(const char* message) {
     tell_stderr_once(line.c_str(), line.size());
 }
 
-void reinitialise_in_child() {
+void reinitialise_in_child(bool unseen_fork) {
     ProcessState& p = g_process;
     g_thread.tid = raw::gettid();
     g_thread.depth = 0;
     g_thread.traced = false;
     p.pid = raw::getpid();
     p.ppid = raw::getppid();
+    arm_new_process_detector(p.pid);
     p.start_mono_ns = monotonic_ns();
     p.start_real_ns = realtime_ns();
     p.ended.store(false, std::memory_order_relaxed);
     p.exit_recorded.store(false, std::memory_order_relaxed);
+    // The child's own counts: its process_end says what it created.
+    p.thread_seq.store(0, std::memory_order_relaxed);
+    p.threads_untraced.store(0, std::memory_order_relaxed);
+    p.affinity_calls.store(0, std::memory_order_relaxed);
     g_big_line_lock.reset();
     modules().reset_after_fork();
     forget_recorder_threads();  // the parent's drain thread is not copied into the child
+    // One function opens the new process's log: the parent's, inherited, is
+    // never written here.
     if (!p.log.reopen_in_child(p.rank, p.pid)) {
         // Said once, never silently (descriptors exhausted, the output
         // directory removed or full). Async-signal-safe: raw write only.
@@ -264,8 +310,39 @@ void reinitialise_in_child() {
         p.state.store(static_cast<int>(TracerState::Disabled), std::memory_order_release);
         return;
     }
-    write_process_start("fork", 0);
+    write_process_start("fork", 0, unseen_fork);
     restart_sampling_in_child();
+}
+
+void set_up_unseen_child() {
+    // A handler that interrupted the switch would write into a log half set
+    // up (or still the parent's).
+    SignalsBlocked blocked;
+    if (!claim_new_process()) {
+        // Another thread of the child (one made by a raw clone) is setting
+        // it up: wait for it, never for ever.
+        for (int i = 0; i < kInitWaitYields && in_new_process(); ++i) raw::syscall6(SYS_sched_yield);
+        return;
+    }
+    ProcessState& p = g_process;
+    if (p.state.load(std::memory_order_acquire) != static_cast<int>(TracerState::Ready)) {
+        // Nothing recorded in the parent: nothing to set up; the log, if
+        // any, is still the parent's and is never written here.
+        if (p.state.load(std::memory_order_acquire) == static_cast<int>(TracerState::Initialising))
+            p.state.store(static_cast<int>(TracerState::Disabled), std::memory_order_release);
+        arm_new_process_detector(raw::getpid());
+        return;
+    }
+    // The parent's depth on this thread is not the child's business: the
+    // child's process_start is written whatever the thread was doing.
+    const int depth = g_thread.depth;
+    reinitialise_in_child(/*unseen_fork=*/true);
+    g_thread.depth = depth;
+}
+
+bool is_recorded_process() {
+    follow_unseen_child();
+    return raw::getpid() == g_process.pid;
 }
 
 }  // namespace stacksage::preload

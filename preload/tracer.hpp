@@ -17,6 +17,7 @@
 
 #include "preload/event_log.hpp"
 #include "preload/json_line.hpp"
+#include "preload/new_process_detector.hpp"
 #include "core/formats/event_schema.hpp"
 #include "preload/raw_syscall.hpp"
 
@@ -38,7 +39,15 @@ struct ProcessState {
     bool write_topology = true;
     bool write_model = true;
     bool quiet = false;
-    char out_dir[4096] = {};
+    char out_dir[4096] = {};  // absolute (made so at the start when given relative)
+    // When STACKSAGE_OUTPUT was given relative: its value as given, and the
+    // entry an exec passes on instead ("STACKSAGE_OUTPUT=<out_dir>"), so
+    // that an image started after a chdir() writes where this one does.
+    char output_given[4096] = {};
+    char output_entry[4096 + 32] = {};
+    // The recorder's file name (libstacksage-preload.so): what an exec's
+    // LD_PRELOAD must name for the next image to be recorded.
+    char library_name[256] = {};
     char host[256] = {};
     char exe[4096] = {};
     char cmdline[32768] = {};  // NUL-separated, as in /proc/self/cmdline
@@ -93,6 +102,26 @@ bool tracing_ready();
 
 inline bool inside_recorder() { return this_thread().depth > 0; }
 
+// Blocks every signal on this thread for the lifetime of the object: around
+// a fork and the child's switch to its own log, where a handler would write
+// into a log half set up (or still the parent's). Two system calls.
+class SignalsBlocked {
+public:
+    SignalsBlocked() {
+        const unsigned long all = ~0ul;
+        raw::syscall6(SYS_rt_sigprocmask, 2 /* SIG_SETMASK */, reinterpret_cast<long>(&all),
+                      reinterpret_cast<long>(&saved_), sizeof saved_);
+    }
+    ~SignalsBlocked() {
+        raw::syscall6(SYS_rt_sigprocmask, 2 /* SIG_SETMASK */, reinterpret_cast<long>(&saved_), 0, sizeof saved_);
+    }
+    SignalsBlocked(const SignalsBlocked&) = delete;
+    SignalsBlocked& operator=(const SignalsBlocked&) = delete;
+
+private:
+    unsigned long saved_ = 0;
+};
+
 // Marks this thread as running recorder code for the lifetime of the object.
 class RecorderScope {
 public:
@@ -125,9 +154,27 @@ void emit(JsonLine& line, const char* event);
 void say(const char* message);
 
 // The process_start line (also used by a forked child), written to the log.
-void write_process_start(const char* origin, int image);
+// unseen_fork: a child of a fork the interposers did not see (below).
+void write_process_start(const char* origin, int image, bool unseen_fork = false);
 // In the child of fork(): new identity, new log, locks reset.
-void reinitialise_in_child();
+// \param unseen_fork the fork was not made through our fork() (_Fork(),
+//        syscall(SYS_fork), clone() without CLONE_VM, glibc's own forks):
+//        the child is found at its first event (follow_unseen_child).
+void reinitialise_in_child(bool unseen_fork = false);
+
+// Sets the recorder up in a child of a fork it did not see, at most once.
+void set_up_unseen_child();
+// Before anything is written: in such a child, its own log first, so that
+// it never writes into its parent's (new_process_detector.hpp). One memory
+// load when there is nothing to do.
+inline void follow_unseen_child() {
+    if (in_new_process()) [[unlikely]]
+        set_up_unseen_child();
+}
+// Whether the caller runs in the process the recorder's state belongs to
+// (false in a vfork child, which shares our memory); a child of an unseen
+// fork is set up first. One getpid() system call.
+bool is_recorded_process();
 
 // Called once the recorder is ready: pieces that live in their own files.
 void install_signal_recorder();

@@ -40,6 +40,10 @@ inline constexpr std::string_view fields[] = {v, ev, t, pid, tid, truncated};
 namespace process_start {
 inline constexpr char event[] = "process_start";
 inline constexpr char origin[] = "origin";
+// true in the child of a fork the recorder's interposers did not see
+// (_Fork(), syscall(SYS_fork), clone() without CLONE_VM, glibc's own forks):
+// found at its first event, when the start's times are read.
+inline constexpr char unseen_fork[] = "unseen_fork";
 inline constexpr char image[] = "image";
 inline constexpr char initialised_by[] = "initialised_by";
 inline constexpr char ppid[] = "ppid";
@@ -69,7 +73,7 @@ inline constexpr char env[] = "env";            // an object: variable name -> v
 inline constexpr char identity[] = "identity";  // likewise
 inline constexpr char tracer[] = "tracer";      // an object: tracer_info
 inline constexpr std::string_view fields[] = {
-    origin, image, initialised_by, ppid, host, rank, launcher, exe, cmdline, cmdline_truncated, realtime_ns,
+    origin, unseen_fork, image, initialised_by, ppid, host, rank, launcher, exe, cmdline, cmdline_truncated, realtime_ns,
     monotonic_ns, cpuset, cpu, cgroup_cpuset, online_cpus, cpu_quota_us, cpu_period_us, cpu_quota_cgroup,
     cpu_periods, cpu_throttled, cpu_throttled_ns, log, env, identity, tracer};
 namespace tracer_info {
@@ -131,7 +135,11 @@ inline constexpr char event[] = "exec";
 inline constexpr char path[] = "path";
 inline constexpr char argv[] = "argv";
 inline constexpr char argc[] = "argc";
-inline constexpr std::string_view fields[] = {path, argv, argc};
+// Why the next image will not be recorded (the environment passed to exec
+// does not carry the recorder: clearenv(), LD_PRELOAD changed); absent when
+// it will be.
+inline constexpr char untraced[] = "untraced";
+inline constexpr std::string_view fields[] = {path, argv, argc, untraced};
 }  // namespace exec
 
 namespace exec_failed {

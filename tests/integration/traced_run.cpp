@@ -91,6 +91,7 @@ RunResult run(const RunOptions& options) {
         ::dup2(out_pipe[1], 1);
         ::dup2(err_pipe[1], 2);
         if (options.affinity && ::sched_setaffinity(0, sizeof mask, &mask) != 0) ::_exit(125);
+        if (options.cwd && ::chdir(options.cwd->c_str()) != 0) ::_exit(126);
         ::execve(argv[0], argv.data(), envp.data());
         ::_exit(127);
     }

@@ -44,6 +44,7 @@ struct RunOptions {
     bool preload = true;                        // LD_PRELOAD the recorder
     std::optional<fs::path> output;             // STACKSAGE_OUTPUT, when preloading
     std::optional<Cpuset> affinity;             // the child's CPU mask before exec
+    std::optional<fs::path> cwd;                // the child's working directory
     std::chrono::seconds timeout{60};
 };
 
