@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "preload/environment.hpp"
+#include "preload/live_watcher.hpp"
 #include "preload/module_table.hpp"
 #include "preload/recorder_threads.hpp"
 #include "preload/sampling_hook.hpp"
@@ -104,6 +105,7 @@ void initialise() {
     install_signal_recorder();
     if (p.write_topology) write_topology_once();
     start_sampling();  // STACKSAGE_SAMPLE; samples this thread from now on
+    start_live_watcher();  // STACKSAGE_LIVE
 }
 
 }  // namespace
@@ -262,6 +264,7 @@ void reinitialise_in_child() {
     }
     write_process_start("fork", 0);
     restart_sampling_in_child();
+    live_watcher_after_fork();
 }
 
 }  // namespace stacksage::preload
