@@ -5,6 +5,7 @@
 
 #include "analysis/completeness_check.hpp"
 #include "analysis/cpu_quota_check.hpp"
+#include "analysis/live_warning_check.hpp"
 #include "analysis/flow_centric_check.hpp"
 #include "analysis/node_load.hpp"
 #include "analysis/resource_centric_check.hpp"
@@ -116,6 +117,7 @@ AnalysisResult analyze(RunView view) {
     append(check_numa_locality(view, result.launcher));
     append(check_placement(view, result.launcher));
     append(check_completeness(view, result.launcher));
+    append(check_live_warnings(view));
     combine_overloads(all);
     add_suggestions(view, loads, result.launcher, all);
 

@@ -31,9 +31,10 @@ enum class FindingCode : std::uint8_t {
     ThreadMigrations,          // threads that moved between CPUs while running
     // Listed first of a node's warnings (analyzer.cpp), added last here.
     CpuQuotaThrottled,         // the cgroup's CPU quota held the job's threads back
+    LiveWarning,               // a warning the live watcher gave while the job ran (Info)
 };
 
-inline constexpr FindingCode kLastFindingCode = FindingCode::CpuQuotaThrottled;
+inline constexpr FindingCode kLastFindingCode = FindingCode::LiveWarning;
 
 // \return the code's stable identifier ("overloaded-resources", ...).
 std::string_view to_string(FindingCode code);

@@ -344,8 +344,9 @@ void give(const Warning& w) {
     line.field(schema::threads, static_cast<std::int64_t>(w.threads));
     line.field(schema::allowed_cpus, static_cast<std::int64_t>(w.allowed));
     if (w.throttled_periods >= 0) line.field(schema::throttled_periods, w.throttled_periods);
-    line.field(schema::message, message);
+    line.field(schema::what, w.what);
     line.field(schema::fix, w.fix);
+    line.field(schema::message, message);
     line.field_bool(schema::said, say_it);
     emit(line, schema::event);
 }

@@ -314,11 +314,12 @@ inline constexpr char cpus[] = "cpus";            // the CPUs concerned, "0-3,8"
 inline constexpr char threads[] = "threads";      // busy threads (mpi_init: ranks x OMP_NUM_THREADS)
 inline constexpr char allowed_cpus[] = "allowed_cpus";  // CPUs the job's masks allow on the node
 inline constexpr char throttled_periods[] = "throttled_periods";
-inline constexpr char message[] = "message";
+inline constexpr char what[] = "what";        // the condition in words, with its figures
 inline constexpr char fix[] = "fix";
+inline constexpr char message[] = "message";  // the whole line (what, since when, fix)
 inline constexpr char said[] = "said";  // false: written to the log only (-q, STACKSAGE_QUIET)
 inline constexpr std::string_view fields[] = {condition, source,  since, cpus, threads, allowed_cpus,
-                                              throttled_periods, message, fix, said};
+                                              throttled_periods, what, fix, message, said};
 }  // namespace live_warning
 
 // Every event of the schema, for dispatch in readers. `unknown` is an
