@@ -12,7 +12,7 @@
 // Wall-time ratios on a shared machine wander by several per cent from run
 // to run; so one more --live=on run is watched from outside: every 100 ms
 // the CPU time of each "stacksage-live" thread of the job's processes is
-// read from /proc, and its last reading, summed, is set against the CPU
+// read from /proc (schedstat, in ns), and its last reading, summed, is set against the CPU
 // time of the whole job (wait4's rusage): the watcher's own share, free of
 // the machine's noise.
 #include <sys/resource.h>
@@ -66,7 +66,6 @@ std::pair<double, double> watched_run(const std::vector<std::string>& argv) {
         ::execvp(args[0], args.data());
         ::_exit(127);
     }
-    const double tick = static_cast<double>(::sysconf(_SC_CLK_TCK));
     std::map<long, double> watcher_seconds;  // by tid: the last reading
     struct rusage usage{};
     int status = 0;
@@ -77,10 +76,12 @@ std::pair<double, double> watched_run(const std::vector<std::string>& argv) {
             if (name.empty() || name[0] < '0' || name[0] > '9' || !descends_from(std::stol(name), child)) continue;
             for (const auto& task : fs::directory_iterator(proc.path() / "task", ec)) {
                 std::string comm;
-                const auto f = stat_fields(task.path() / "stat", &comm);
-                if (comm != "stacksage-live" || f.size() < 13) continue;
-                watcher_seconds[std::stol(task.path().filename().string())] =
-                    static_cast<double>(std::stoll(f[11]) + std::stoll(f[12])) / tick;
+                if (stat_fields(task.path() / "stat", &comm).empty() || comm != "stacksage-live") continue;
+                // schedstat's first field: ns on a CPU (stat's ticks are 10 ms).
+                std::ifstream schedstat(task.path() / "schedstat");
+                long long ns = -1;
+                if (schedstat >> ns && ns >= 0)
+                    watcher_seconds[std::stol(task.path().filename().string())] = static_cast<double>(ns) / 1e9;
             }
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(100));

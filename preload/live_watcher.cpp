@@ -6,6 +6,7 @@
 #include <sys/auxv.h>
 #include <time.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -30,6 +31,8 @@ struct LiveSettings {
     std::uint64_t hold_ns = 5'000'000'000;
 };
 constinit LiveSettings g_settings;
+// The watcher thread was started (or never will be, in this process).
+constinit std::atomic<bool> g_thread_started{false};
 
 constexpr std::uint64_t kReadingEveryNs = 1'000'000'000;
 // The thread wakes this often to see whether it is the process's last.
@@ -450,13 +453,22 @@ void* watch_loop(void*) {
 
 void start_live_watcher() {
     ProcessState& p = process();
-    if (p.launcher != nullptr) return;  // mpirun, srun, ...: not the job
+    if (p.launcher != nullptr) {  // mpirun, srun, ...: not the job
+        g_thread_started.store(true, std::memory_order_relaxed);
+        return;
+    }
     RecorderScope scope;
     read_settings();
     if (!g_settings.on) return;
     NodeRegistry& registry = node_registry();
     if (!registry.open(p.log.host_dir_fd())) return;
     registry.enter(p.pid, static_cast<int>(p.rank), own_omp_threads());
+}
+
+void start_live_watcher_thread_once() {
+    if (g_thread_started.load(std::memory_order_relaxed) || g_thread_started.exchange(true)) return;
+    if (!g_settings.on || !node_registry().is_open()) return;
+    RecorderScope scope;
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -469,12 +481,14 @@ void start_live_watcher() {
 }
 
 void live_watcher_after_fork() {
+    g_thread_started.store(true, std::memory_order_relaxed);  // the parent's watcher, or another, watches it
     if (!g_settings.on) return;
     const ProcessState& p = process();
     node_registry().after_fork_in_child(p.pid, static_cast<int>(p.rank), own_omp_threads());
 }
 
 void live_check_at_mpi_init() {
+    start_live_watcher_thread_once();
     NodeRegistry& registry = node_registry();
     if (!g_settings.on || !registry.is_open() || registry.warned(LiveCondition::Oversubscribed)) return;
     RecorderScope scope;

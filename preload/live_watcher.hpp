@@ -1,8 +1,12 @@
 // Warnings while the job runs (docs/stacksage-run.md, "Live warnings").
 //
 // Every traced application process of a node enters itself in the node's
-// registry (preload/node_registry.hpp) and starts one recorder thread,
-// "stacksage-live", that sleeps. The first of them to take the registry's
+// registry (preload/node_registry.hpp); once it is multi-threaded (its first
+// pthread_create, or MPI_Init) it starts one recorder thread,
+// "stacksage-live", that sleeps. A process that stays single-threaded gets
+// no thread of ours: a tool that needs to be single-threaded (unshare(2)
+// with CLONE_NEWUSER fails in a multi-threaded process) still works, and a
+// shell or compiler under `stacksage run` pays nothing. The first of them to take the registry's
 // lock watches the node: once a second it reads, for every registered
 // process, each thread's state, CPU time and last CPU (/proc/PID/task/TID/
 // stat) and mask (sched_getaffinity), and the quota cgroup's nr_throttled,
@@ -30,8 +34,12 @@
 
 namespace stacksage::preload {
 
-// After the event log is open, in an application process that was exec'ed.
+// After the event log is open, in an application process that was exec'ed:
+// reads the settings and enters the process in the node's registry.
 void start_live_watcher();
+// At the process's first pthread_create and at MPI_Init: starts the watcher
+// thread, once (never in a forked child, nor in a launcher).
+void start_live_watcher_thread_once();
 // In the child of fork(), once it has its own log: enters the child in the
 // registry (its parent's watcher thread does not exist there, and the child
 // starts none: its parent, or another process of the node, watches it).

@@ -28,7 +28,8 @@ NodeRegistry& node_registry() { return g_registry; }
 bool NodeRegistry::open(int host_dir_fd) {
     if (header_ != nullptr) return true;
     if (host_dir_fd < 0) return false;
-    long fd = raw::openat(host_dir_fd, kNodeRegistryName, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    // Non-blocking: a FIFO planted at the name is refused below, never waited on.
+    long fd = raw::openat(host_dir_fd, kNodeRegistryName, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
     if (fd < 0) return false;
     struct stat st{};
     const bool ours = raw::fstat(static_cast<int>(fd), &st) == 0 && S_ISREG(st.st_mode) &&

@@ -23,6 +23,7 @@
 #include "preload/thread_cpu_clock.hpp"
 #include "preload/thread_registry.hpp"
 #include "preload/thread_trampoline.h"
+#include "preload/live_watcher.hpp"
 #include "preload/tracer.hpp"
 
 namespace stacksage::preload {
@@ -311,6 +312,7 @@ STACKSAGE_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* att
     auto real_create = real::pthread_create();
     if (real_create == nullptr) return EAGAIN;
     if (!tracing_ready()) return real_create(thread, attr, start, arg);
+    start_live_watcher_thread_once();  // a multi-threaded process may watch its node
 
     const auto return_address = reinterpret_cast<std::uintptr_t>(__builtin_return_address(0));
     Launch* l = nullptr;

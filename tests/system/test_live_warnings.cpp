@@ -13,6 +13,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -184,6 +185,33 @@ TEST(LiveWarnings, OffQuietAndTheHoldDoWhatTheySay) {
         TempDir out;  // a hold that is no number of seconds: said, and the default kept
         const TimedRun r = run_timed("STACKSAGE_LIVE_HOLD=soon " + run_command(out, "", example("busy_threads") + " 1 0.1"));
         EXPECT_NE(r.all().find("STACKSAGE_LIVE_HOLD='soon' is not a number of seconds"), std::string::npos) << r.all();
+    }
+}
+
+TEST(LiveWarnings, AHostileRegistryIsRefusedNeverWaitedOn) {
+    // The host folder as the recorder names it (uname's nodename, [A-Za-z0-9._-] kept).
+    std::string host = shell("uname -n").output;
+    while (!host.empty() && host.back() == '\n') host.pop_back();
+    for (char& c : host)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
+    const std::string program = example("busy_threads") + " " + std::to_string(4 * allowed_cpus()) + " 2";
+    const std::vector<std::string> plants = {
+        "mkfifo {}",                                       // a FIFO: opening it must not wait for a writer
+        "ln -s /etc/passwd {}",                            // a link: never followed
+        "head -c 49216 /dev/urandom > {}",                 // the registry's size, not its mark
+    };
+    for (const std::string& plant : plants) {
+        TempDir out;
+        const fs::path registry = out.path() / "run" / host / "live.node";
+        fs::create_directories(registry.parent_path());
+        std::string cmd = plant;
+        cmd.replace(cmd.find("{}"), 2, registry.string());
+        ASSERT_EQ(shell(cmd).exit_code, 0) << cmd;
+        const TimedRun r = run_timed(run_command(out, "--live-hold 1", program));
+        ASSERT_EQ(r.exit_code, 0) << plant << "\n" << r.all();
+        EXPECT_TRUE(r.live("").empty()) << plant << "\n" << r.all();
+        EXPECT_LE(r.lines.back().at_s, 10.0) << plant << "\n" << r.all();
+        EXPECT_TRUE(live_events(out.path() / "run").empty()) << plant;
     }
 }
 
