@@ -29,34 +29,54 @@ bool NodeRegistry::open(int host_dir_fd) {
     if (header_ != nullptr) return true;
     if (host_dir_fd < 0) return false;
     // Non-blocking: a FIFO planted at the name is refused below, never waited on.
-    long fd = raw::openat(host_dir_fd, kNodeRegistryName, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
-    if (fd < 0) return false;
-    struct stat st{};
-    const bool ours = raw::fstat(static_cast<int>(fd), &st) == 0 && S_ISREG(st.st_mode) &&
-                      st.st_uid == static_cast<uid_t>(raw::syscall6(SYS_geteuid));
-    // Every process sizes it: the first one grows it, the others find it so.
-    // A larger file is another's (or a later version's): left alone.
-    bool sized = ours && static_cast<std::size_t>(st.st_size) == kBytes;
-    if (ours && st.st_size == 0) sized = raw::ftruncate(static_cast<int>(fd), kBytes) == 0;
-    if (ours && !sized && static_cast<std::size_t>(st.st_size) < kBytes) {
-        // Another process is sizing it right now: its ftruncate gives the same size.
-        sized = raw::ftruncate(static_cast<int>(fd), kBytes) == 0;
+    constexpr int kFlags = O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+    bool creator = true;
+    long fd = raw::openat(host_dir_fd, kNodeRegistryName, kFlags | O_CREAT | O_EXCL, 0600);
+    if (fd == -EEXIST) {
+        creator = false;
+        fd = raw::openat(host_dir_fd, kNodeRegistryName, kFlags);
     }
-    if (!sized) {
+    if (fd < 0) return false;
+    const auto refuse = [&] {
         raw::close(static_cast<int>(fd));
         return false;
+    };
+    // The blocks are reserved, not left sparse: a store into a page of a
+    // mapped file the disk has no room for would be a SIGBUS in the
+    // application (a full tmpfs). The creator reserves them (fallocate, else
+    // zeros written); the others wait a little for it, and go without.
+    // A creator that finds no room removes the file again.
+    if (creator) {
+        if (raw::fallocate(static_cast<int>(fd), 0, 0, kBytes) != 0) {
+            static const char zeros[4096] = {};
+            for (std::size_t at = 0; at < kBytes; at += sizeof zeros) {
+                const std::size_t n = kBytes - at < sizeof zeros ? kBytes - at : sizeof zeros;
+                if (raw::pwrite(static_cast<int>(fd), zeros, n, at) != static_cast<long>(n)) {
+                    // No room: the next process tries afresh (one failed call), none waits.
+                    raw::unlinkat(host_dir_fd, kNodeRegistryName, 0);
+                    return refuse();
+                }
+            }
+        }
+    }
+    struct stat st{};
+    for (int wait = 0;; ++wait) {
+        if (raw::fstat(static_cast<int>(fd), &st) != 0 || !S_ISREG(st.st_mode) ||
+            st.st_uid != static_cast<uid_t>(raw::syscall6(SYS_geteuid)))
+            return refuse();
+        if (static_cast<std::size_t>(st.st_size) == kBytes) break;
+        // Another size: still being made (wait up to 10 ms), or not ours.
+        if (creator || wait == 10 || static_cast<std::size_t>(st.st_size) > kBytes) return refuse();
+        struct timespec pause{0, 1'000'000};
+        raw::syscall6(SYS_nanosleep, reinterpret_cast<long>(&pause), 0);
     }
     long map = raw::mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, static_cast<int>(fd), 0);
-    if (map < 0 && map > -4096) {
-        raw::close(static_cast<int>(fd));
-        return false;
-    }
+    if (map < 0 && map > -4096) return refuse();
     auto* header = reinterpret_cast<RegistryHeader*>(map);
     std::uint32_t expected = 0;
     if (!header->magic.compare_exchange_strong(expected, kMagic, std::memory_order_acq_rel) && expected != kMagic) {
         raw::munmap(reinterpret_cast<void*>(map), kBytes);  // not a registry of ours
-        raw::close(static_cast<int>(fd));
-        return false;
+        return refuse();
     }
     fd_ = move_to_high_fd(static_cast<int>(fd));
     slots_ = reinterpret_cast<RegistrySlot*>(reinterpret_cast<char*>(map) + 64);
