@@ -33,6 +33,8 @@ struct LiveSettings {
 constinit LiveSettings g_settings;
 // The watcher thread was started (or never will be, in this process).
 constinit std::atomic<bool> g_thread_started{false};
+// The main thread left through pthread_exit: the process may end with its last thread.
+constinit std::atomic<bool> g_main_thread_left{false};
 
 constexpr std::uint64_t kReadingEveryNs = 1'000'000'000;
 // The thread wakes this often to see whether it is the process's last.
@@ -425,11 +427,14 @@ void* watch_loop(void*) {
     std::uint64_t next_try = 0;
     for (;;) {
         nap(kNapNs);
-        // glibc ends a process whose main thread left through pthread_exit
-        // when its last thread ends, this one included.
-        if (only_recorder_threads_left()) break;
         const std::uint64_t now = monotonic_ns();
-        if (now < next_try) continue;
+        const bool second = now >= next_try;
+        // glibc ends a process whose main thread left through pthread_exit
+        // when its last thread ends, this one included: looked at every
+        // 100 ms once the main thread has left, every second before (one
+        // read of /proc/self/stat).
+        if ((second || g_main_thread_left.load(std::memory_order_relaxed)) && only_recorder_threads_left()) break;
+        if (!second) continue;
         next_try = now + kReadingEveryNs;
         if (!registry.locked()) {
             if (!registry.try_lock()) continue;
@@ -478,6 +483,10 @@ void start_live_watcher_thread_once() {
     recorder_thread_starting();
     if (real::pthread_create()(&thread, &attr, &watch_loop, nullptr) != 0) recorder_thread_start_failed();
     pthread_attr_destroy(&attr);
+}
+
+void live_watcher_main_thread_leaving() {
+    if (raw::gettid() == process().pid) g_main_thread_left.store(true, std::memory_order_relaxed);
 }
 
 void live_watcher_after_fork() {

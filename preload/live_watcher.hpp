@@ -44,6 +44,10 @@ void start_live_watcher_thread_once();
 // registry (its parent's watcher thread does not exist there, and the child
 // starts none: its parent, or another process of the node, watches it).
 void live_watcher_after_fork();
+// In pthread_exit: when the caller is the main thread, the watcher looks
+// every 100 ms (not every second) whether it is left alone with the
+// recorder's threads, so that the process ends as soon as it would have.
+void live_watcher_main_thread_leaving();
 // After MPI_Init or MPI_Init_thread succeeded.
 void live_check_at_mpi_init();
 

@@ -358,6 +358,7 @@ STACKSAGE_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* att
 STACKSAGE_EXPORT void pthread_exit(void* value) {
     ThreadState& t = this_thread();
     t.exiting = true;
+    live_watcher_main_thread_leaving();
     if (!t.ended && tracing_ready() && raw::getpid() == process().pid)
         write_thread_end("pthread_exit");
     auto real_exit = real::pthread_exit();
