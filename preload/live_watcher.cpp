@@ -40,6 +40,7 @@ constexpr std::uint64_t kReadingEveryNs = 1'000'000'000;
 // The thread wakes this often to see whether it is the process's last.
 constexpr long kNapNs = 100'000'000;
 constexpr std::size_t kMaxMasks = 512;
+constexpr char kThreadName[] = "stacksage-live";
 
 bool word_is(const char* v, const char* word) { return std::strcmp(v, word) == 0; }
 
@@ -420,7 +421,7 @@ void* watch_loop(void*) {
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, nullptr);
-    register_this_recorder_thread("stacksage-live");
+    register_this_recorder_thread(kThreadName);
     ++this_thread().depth;  // anything interposed passes straight through
     if (const unsigned long tick = getauxval(AT_CLKTCK); tick > 0) g_ns_per_tick = 1'000'000'000 / tick;
     NodeRegistry& registry = node_registry();
@@ -479,9 +480,13 @@ void start_live_watcher_thread_once() {
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     // The default stack: when the application's threads are all gone, glibc's
     // exit(0), and the exit handlers with it, may run on this thread.
+    // Not counted as a recorder thread "starting" (recorder_threads.hpp): a
+    // snapshot would wait for it to be scheduled and register (tens of ms at
+    // MPI_Init on a loaded node, for every rank). Named here instead, before
+    // it runs: snapshots leave out threads of the recorder's name.
     pthread_t thread;
-    recorder_thread_starting();
-    if (real::pthread_create()(&thread, &attr, &watch_loop, nullptr) != 0) recorder_thread_start_failed();
+    if (real::pthread_create()(&thread, &attr, &watch_loop, nullptr) == 0)
+        if (auto setname = real::pthread_setname_np()) setname(thread, kThreadName);
     pthread_attr_destroy(&attr);
 }
 
