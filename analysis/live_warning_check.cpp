@@ -73,6 +73,7 @@ std::vector<Finding> check_live_warnings(const RunView& view) {
             f.detail = "Said on stderr while the job ran, by pid " + std::to_string(process.pid) +
                        "; the condition held from " + seconds_after(g.since, origin) + " (" + condition + ")";
             f.suggestion = std::string(g.fix);
+            if (!f.suggestion.empty() && f.suggestion[0] >= 'a' && f.suggestion[0] <= 'z') f.suggestion[0] -= 'a' - 'A';
             f.figures = {{"at_ms", (g.t - origin) / 1'000'000}, {"since_ms", (g.since - origin) / 1'000'000}};
             if (!process.flows.empty()) {
                 f.flows.push_back(flow_ref(view, view.flows[process.flows.front()]));

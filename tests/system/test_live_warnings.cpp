@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/cpu_cgroup.hpp"
 #include "tests/support/shell.hpp"
 #include "tests/support/synthetic_run.hpp"
 
@@ -186,6 +187,26 @@ TEST(LiveWarnings, OffQuietAndTheHoldDoWhatTheySay) {
         const TimedRun r = run_timed("STACKSAGE_LIVE_HOLD=soon " + run_command(out, "", example("busy_threads") + " 1 0.1"));
         EXPECT_NE(r.all().find("STACKSAGE_LIVE_HOLD='soon' is not a number of seconds"), std::string::npos) << r.all();
     }
+}
+
+TEST(LiveWarnings, AJobHeldBackByItsCpuQuotaIsTold) {
+    // A tenth of a CPU: two computing threads exceed it whatever the load
+    // (tests/system/test_live_quota.cpp says why not half).
+    stacksage::testing::CpuCgroup cgroup(10'000, 100'000);
+    if (!cgroup.ok()) GTEST_SKIP() << cgroup.reason();
+    TempDir out;
+    const TimedRun r = run_timed("sh -c 'echo $$ > " + cgroup.procs() + " && exec " +
+                                 run_command(out, "", example("busy_threads") + " 2 9") + "'");
+    ASSERT_EQ(r.exit_code, 0) << r.all();
+    const auto lines = r.live("CPU quota throttling");
+    ASSERT_EQ(lines.size(), 1u) << r.all();
+    EXPECT_NE(lines[0].text.find(cgroup.name()), std::string::npos) << r.all();
+    EXPECT_NE(lines[0].text.find("grants 0.10 CPUs"), std::string::npos) << r.all();
+    const auto events = live_events(out.path() / "run");
+    bool throttled = false;
+    for (const auto& e : events)
+        if (e["condition"] == "cpu_throttled") throttled = e["throttled_periods"].get<long>() > 0;
+    EXPECT_TRUE(throttled);
 }
 
 TEST(LiveWarnings, AHostileRegistryIsRefusedNeverWaitedOn) {
