@@ -401,8 +401,9 @@ void judge_and_warn(std::uint64_t interval_start, std::uint64_t now, std::int64_
         w.add("CPU quota throttling: the cgroup ").add(g_quota.cgroup).add(" grants ").add_int(milli / 1000).add(".")
             .add_uint(static_cast<std::uint64_t>(milli % 1000) / 10, 2).add(" CPUs and held back the job's ")
             .add_uint(v.busy_threads).add(" busy threads");
-        TextBuffer(fix, sizeof fix).add("at most ").add_int(milli >= 1000 ? milli / 1000 : 1)
-            .add(" busy threads (OMP_NUM_THREADS, ranks), or a larger CPU quota for the job");
+        const std::int64_t fits = milli >= 1000 ? milli / 1000 : 1;
+        TextBuffer(fix, sizeof fix).add("at most ").add_int(fits).add(fits == 1 ? " busy thread" : " busy threads")
+            .add(" (OMP_NUM_THREADS, ranks), or a larger CPU quota for the job");
         give({LiveCondition::CpuThrottled, "watcher", g_clocks[2].since_ns(), &v.allowed, v.busy_threads,
               v.allowed.count(), throttled, what, fix});
     }
