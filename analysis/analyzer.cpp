@@ -5,6 +5,7 @@
 
 #include "analysis/completeness_check.hpp"
 #include "analysis/cpu_quota_check.hpp"
+#include "analysis/live_warning_check.hpp"
 #include "analysis/flow_centric_check.hpp"
 #include "analysis/node_load.hpp"
 #include "analysis/resource_centric_check.hpp"
@@ -118,6 +119,7 @@ AnalysisResult analyze(RunView view) {
     append(check_placement(view, result.launcher));
     append(check_completeness(view, result.launcher));
     append(check_recording_gaps(view));
+    append(check_live_warnings(view));
     combine_overloads(all);
     add_suggestions(view, loads, result.launcher, all);
 

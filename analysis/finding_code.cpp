@@ -25,6 +25,7 @@ std::string_view to_string(FindingCode code) {
         case FindingCode::CpuQuotaThrottled: return "cpu-quota-throttled";
         case FindingCode::LogEndsEarly: return "log-ends-early";
         case FindingCode::UntracedThreads: return "untraced-threads";
+        case FindingCode::LiveWarning: return "live-warning";
     }
     return "unknown";
 }

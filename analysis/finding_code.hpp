@@ -34,9 +34,11 @@ enum class FindingCode : std::uint8_t {
     // What the recording of a process misses (recording_gaps_check.hpp).
     LogEndsEarly,              // a log stops before its process's end (an error: the analysis is partial)
     UntracedThreads,           // threads the recorder never saw created did work
+    // Told while the job ran (live_warning_check.hpp).
+    LiveWarning,               // a warning the live watcher gave while the job ran (Info)
 };
 
-inline constexpr FindingCode kLastFindingCode = FindingCode::UntracedThreads;
+inline constexpr FindingCode kLastFindingCode = FindingCode::LiveWarning;
 
 // \return the code's stable identifier ("overloaded-resources", ...).
 std::string_view to_string(FindingCode code);

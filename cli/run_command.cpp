@@ -56,6 +56,8 @@ struct RunOptions {
     bool no_model = false;
     bool quiet = false;
     std::string sample = "off";  // --sample: off, auto, or a list of backends
+    std::string live;            // --live (on, off): warnings while the job runs; "": as STACKSAGE_LIVE says
+    double live_hold = 0;        // --live-hold: seconds a condition holds before its warning; 0: as STACKSAGE_LIVE_HOLD says
 };
 
 std::string env_or_empty(const char* name) {
@@ -372,8 +374,9 @@ int run_command(const RunOptions& o) {
             traced = false;
         }
     }
-    std::vector<std::string> set_names = {"LD_PRELOAD", "STACKSAGE_OUTPUT", "STACKSAGE_TOPOLOGY", "STACKSAGE_MODEL",
-                                          "STACKSAGE_SAMPLE"};
+    std::vector<std::string> set_names = {"LD_PRELOAD",       "STACKSAGE_OUTPUT", "STACKSAGE_TOPOLOGY",
+                                          "STACKSAGE_MODEL",  "STACKSAGE_SAMPLE", "STACKSAGE_LIVE",
+                                          "STACKSAGE_LIVE_HOLD"};
     if (const char* variable = sanitizer_options_variable()) set_names.push_back(variable);
     const SavedEnvironment before(set_names);
     LaunchPlan plan;
@@ -392,6 +395,11 @@ int run_command(const RunOptions& o) {
         if (o.no_model) setenv("STACKSAGE_MODEL", "0", 1);
         if (selection.enabled()) setenv("STACKSAGE_SAMPLE", o.sample.c_str(), 1);
         else unsetenv("STACKSAGE_SAMPLE");  // an outer setting must not switch it on behind --sample=off
+        // Live warnings (preload/live_watcher.hpp): -q keeps their events and drops their lines.
+        if (o.live == "off") setenv("STACKSAGE_LIVE", "off", 1);
+        else if (o.quiet) setenv("STACKSAGE_LIVE", "quiet", 1);
+        else if (o.live == "on") setenv("STACKSAGE_LIVE", "on", 1);
+        if (o.live_hold > 0) setenv("STACKSAGE_LIVE_HOLD", fmt::format("{}", o.live_hold).c_str(), 1);
         // The directory is claimed by writing run.json there; without -o, a
         // default name that holds another run gets -2, -3, ... instead.
         const std::string job = job_id();
@@ -471,11 +479,22 @@ CommandRunner add_run_command(CLI::App& app) {
     run->add_flag("--no-model", options->no_model,
                   "Do not write each process's model at exit (<log>.model.json)");
     run->add_flag("-q,--quiet", options->quiet,
-                  "Do not print where the results are, nor what sampling and srun's --export will do");
+                  "Do not print where the results are, nor what sampling and srun's --export will do, "
+                  "nor live warnings (their events are still recorded)");
     run->add_option("--sample", options->sample,
                     "Memory and placement sampling: off (default), auto (every backend that works on each "
                     "node), or a list of pebs,ibs,pagefault,cpuclock,papi")
         ->default_str("off");
+    run->add_option("--live", options->live,
+                    "Warnings while the job runs: on (default: one line on stderr per node when over-subscription, "
+                    "idle cores or CPU-quota throttling has held for --live-hold seconds) or off; "
+                    "without it, as STACKSAGE_LIVE says")
+        ->check(CLI::IsMember({"on", "off"}))
+        ->default_str("on");
+    run->add_option("--live-hold", options->live_hold,
+                    "Seconds a condition must hold before its live warning (default: STACKSAGE_LIVE_HOLD, or 5)")
+        ->check(CLI::Range(0.001, 86400.0))
+        ->default_str("5");
     run->add_option("command", options->command, "The command to run, after --")->required();
     run->positionals_at_end();
     run->footer(

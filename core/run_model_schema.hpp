@@ -116,6 +116,16 @@ inline constexpr Int mpi_finalize_ns{"mpi_finalize_ns"};
 // "4", "id:SLURM_JOB_ID" = "1234".
 inline constexpr std::string_view env_prefix = "env:";
 inline constexpr std::string_view identity_prefix = "id:";
+// Process components: the live watcher's warnings the process gave
+// (parsers/live_warning.hpp), one set per condition, the condition after the
+// prefix: "live:oversubscribed" = what it said, "live_ns:..." = when,
+// "live_since_ns:..." = since when it held, "live_cpus:..." = the CPUs
+// (a cpuset), "live_fix:..." = the fix.
+inline constexpr std::string_view live_message_prefix = "live:";
+inline constexpr std::string_view live_ns_prefix = "live_ns:";
+inline constexpr std::string_view live_since_ns_prefix = "live_since_ns:";
+inline constexpr std::string_view live_cpus_prefix = "live_cpus:";
+inline constexpr std::string_view live_fix_prefix = "live_fix:";
 // Flow components.
 inline constexpr Int seq{"seq"};
 inline constexpr Int creator_tid{"creator_tid"};

@@ -63,6 +63,9 @@ public:
             case EventKind::thread_start: on_thread_start(ev); break;
             case EventKind::thread_end: on_thread_end(ev); break;
             case EventKind::join: on_join(ev); break;
+            case EventKind::live_warning:
+                if (auto w = live_warning_from(ev)) p_.live_warnings.push_back(std::move(*w));
+                break;
             case EventKind::thread_usage_at_exit: on_usage_at_exit(ev); break;
             case EventKind::affinity: on_affinity(ev); break;
             case EventKind::thread_name: {

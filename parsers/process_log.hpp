@@ -23,6 +23,7 @@
 #include "core/cpuset.hpp"
 #include "core/result.hpp"
 #include "parsers/event_log_reader.hpp"
+#include "parsers/live_warning.hpp"
 
 namespace stacksage {
 
@@ -161,6 +162,7 @@ struct ProcessImage {
     std::int64_t mpi_thread_level = -1;
     std::int64_t mpi_init_t = -1;
     std::int64_t mpi_finalize_t = -1;
+    std::vector<LiveWarning> live_warnings;  // the live watcher's, in log order
     std::uint64_t threads_untraced = 0;  // creations the recorder could not follow
     std::int64_t recorder_cpu_us = -1;   // the recorder's own threads' CPU time, from process_end; -1: not recorded
     // Why the log ends before the image's end was recorded (no process_end,

@@ -18,6 +18,7 @@
 #include "parsers/memory_access_paths.hpp"
 #include "core/run_model_schema.hpp"
 #include "core/saturating.hpp"
+#include "parsers/live_warning.hpp"
 #include "parsers/process_log.hpp"
 #include "parsers/run_directory.hpp"
 #include "parsers/topology_resolver.hpp"
@@ -511,6 +512,7 @@ private:
         for (const auto& [name, value] : last.identity)
             m.set_attr(p, m.key(std::string(run_keys::identity_prefix) + name), std::string_view(value));
         for (const ProcessImage& im : images) {
+            add_live_warnings(m, p, im.live_warnings);
             if (im.mpi_size >= 0) m.set(p, k.mpi_size, im.mpi_size);
             if (im.mpi_thread_level >= 0) m.set(p, k.mpi_thread_level, im.mpi_thread_level);
             if (im.mpi_init_t >= 0) m.set(p, k.mpi_init_ns, im.mpi_init_t);

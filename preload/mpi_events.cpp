@@ -11,6 +11,7 @@
 
 #include <cstdint>
 
+#include "preload/live_watcher.hpp"
 #include "preload/text.hpp"
 #include "preload/thread_snapshot.hpp"
 #include "preload/tracer.hpp"
@@ -87,6 +88,7 @@ STACKSAGE_EXPORT int MPI_Init(int* argc, char*** argv) {
     if (pmpi == nullptr) return kNoMpiLibrary;
     int rc = pmpi(argc, argv);
     record(stacksage::event_schema::mpi_init::event, "MPI_Init", rc, true);
+    if (rc == 0) live_check_at_mpi_init();
     return rc;
 }
 
@@ -96,6 +98,7 @@ STACKSAGE_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int*
     if (pmpi == nullptr) return kNoMpiLibrary;
     int rc = pmpi(argc, argv, required, provided);
     record(stacksage::event_schema::mpi_init::event, "MPI_Init_thread", rc, true);
+    if (rc == 0) live_check_at_mpi_init();
     return rc;
 }
 

@@ -50,4 +50,11 @@ bool tell_stderr_once(const char* line, std::size_t len) {
 
 bool stderr_notice_used() { return g_used.load(std::memory_order_acquire); }
 
+// The same destination as tell_stderr_once, without its once-per-process
+// limit: never into a file the application put at fd 2 since.
+void tell_stderr(const char* line, std::size_t len) {
+    if (!is_stderr_from_start()) return;
+    raw::write_all(2, line, len);
+}
+
 }  // namespace stacksage::preload

@@ -33,4 +33,10 @@ bool tell_stderr_once(const char* line, std::size_t len);
 // True once this process has used its line.
 bool stderr_notice_used();
 
+// Writes `line` to the same stderr (and only while fd 2 is still that file),
+// whether or not the once-line was used:
+// for the live watcher's warnings (preload/live_watcher.hpp), which are the
+// job's news, not the recorder's problems, and are limited per node instead.
+void tell_stderr(const char* line, std::size_t len);
+
 }  // namespace stacksage::preload

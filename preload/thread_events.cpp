@@ -23,6 +23,7 @@
 #include "preload/thread_cpu_clock.hpp"
 #include "preload/thread_registry.hpp"
 #include "preload/thread_trampoline.h"
+#include "preload/live_watcher.hpp"
 #include "preload/tracer.hpp"
 
 namespace stacksage::preload {
@@ -314,6 +315,7 @@ STACKSAGE_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* att
     auto real_create = real::pthread_create();
     if (real_create == nullptr) return EAGAIN;
     if (!tracing_ready()) return real_create(thread, attr, start, arg);
+    start_live_watcher_thread_once();  // a multi-threaded process may watch its node
 
     const auto return_address = reinterpret_cast<std::uintptr_t>(__builtin_return_address(0));
     Launch* l = nullptr;
@@ -359,6 +361,7 @@ STACKSAGE_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* att
 STACKSAGE_EXPORT void pthread_exit(void* value) {
     ThreadState& t = this_thread();
     t.exiting = true;
+    live_watcher_main_thread_leaving();
     if (!t.ended && tracing_ready() && is_recorded_process())
         write_thread_end("pthread_exit");
     auto real_exit = real::pthread_exit();

@@ -42,13 +42,17 @@ void add_thread_snapshot(JsonLine& line) {
             if (!read_decimal(p, INT32_MAX, number)) continue;  // ".", ".."
             const int tid = static_cast<int>(number);
             if (is_recorder_thread(tid)) continue;  // the recorder's own (the drain thread): not the application's
-            line.open_object();
-            line.field(snapshot::thread::tid, static_cast<std::int64_t>(tid));
             char path[64];
             TextBuffer(path, sizeof path).add("/proc/self/task/").add_int(tid).add("/comm");
             char name[64];
             long len = raw::read_small_file(AT_FDCWD, path, name, sizeof name);
             if (len > 0 && name[len - 1] == '\n') name[--len] = '\0';
+            // A recorder thread named by its creator that has not run yet to register (the live watcher's).
+            constexpr std::size_t prefix = sizeof kRecorderThreadNamePrefix - 1;
+            if (len >= static_cast<long>(prefix) && __builtin_memcmp(name, kRecorderThreadNamePrefix, prefix) == 0)
+                continue;
+            line.open_object();
+            line.field(snapshot::thread::tid, static_cast<std::int64_t>(tid));
             if (len > 0) line.field(snapshot::thread::name, name);
             CpuMask mask;
             mask.read_thread(tid);

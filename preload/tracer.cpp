@@ -13,6 +13,7 @@
 
 #include "preload/environment.hpp"
 #include "preload/exec_environment.hpp"
+#include "preload/live_watcher.hpp"
 #include "preload/module_table.hpp"
 #include "preload/recorder_threads.hpp"
 #include "preload/sampling_hook.hpp"
@@ -140,6 +141,7 @@ void initialise() {
     install_signal_recorder();
     if (p.write_topology) write_topology_once();
     start_sampling();  // STACKSAGE_SAMPLE; samples this thread from now on
+    start_live_watcher();  // STACKSAGE_LIVE
 }
 
 }  // namespace
@@ -312,6 +314,7 @@ void reinitialise_in_child(bool unseen_fork) {
     }
     write_process_start("fork", 0, unseen_fork);
     restart_sampling_in_child();
+    live_watcher_after_fork();
 }
 
 void set_up_unseen_child() {

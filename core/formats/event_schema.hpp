@@ -330,6 +330,26 @@ inline constexpr char duration_ns[] = "duration_ns";
 inline constexpr std::string_view fields[] = {file, ok, error, duration_ns};
 }  // namespace samples
 
+// A warning the live watcher gave while the job ran (preload/live_watcher.hpp):
+// the condition, since when it held (monotonic ns, as `t`), on which CPUs,
+// how many busy threads and allowed CPUs, and the line it wrote to stderr.
+namespace live_warning {
+inline constexpr char event[] = "live_warning";
+inline constexpr char condition[] = "condition";  // oversubscribed, idle_cores, cpu_throttled
+inline constexpr char source[] = "source";        // watcher, mpi_init
+inline constexpr char since[] = "since";
+inline constexpr char cpus[] = "cpus";            // the CPUs concerned, "0-3,8"
+inline constexpr char threads[] = "threads";      // busy threads (mpi_init: ranks x OMP_NUM_THREADS)
+inline constexpr char allowed_cpus[] = "allowed_cpus";  // CPUs the job's masks allow on the node
+inline constexpr char throttled_periods[] = "throttled_periods";
+inline constexpr char what[] = "what";        // the condition in words, with its figures
+inline constexpr char fix[] = "fix";
+inline constexpr char message[] = "message";  // the whole line (what, since when, fix)
+inline constexpr char said[] = "said";  // false: written to the log only (-q, STACKSAGE_QUIET)
+inline constexpr std::string_view fields[] = {condition, source,  since, cpus, threads, allowed_cpus,
+                                              throttled_periods, what, fix, message, said};
+}  // namespace live_warning
+
 // Every event of the schema, for dispatch in readers. `unknown` is an
 // event the schema does not have (a newer recorder's): readers skip it.
 enum class EventKind : std::uint8_t {
@@ -354,6 +374,7 @@ enum class EventKind : std::uint8_t {
     thread_usage_at_exit,
     join,
     log_stopped,
+    live_warning,
     unknown,
 };
 
@@ -388,6 +409,7 @@ inline constexpr EventEntry kEvents[] = {
     {EventKind::thread_usage_at_exit, thread_usage_at_exit::event, thread_usage_at_exit::fields},
     {EventKind::join, join::event, join::fields},
     {EventKind::log_stopped, log_stopped::event, log_stopped::fields},
+    {EventKind::live_warning, live_warning::event, live_warning::fields},
 };
 
 constexpr bool events_follow_their_kinds() {

@@ -20,7 +20,7 @@ TEST(FindingCode, EveryCodeRoundTripsThroughItsIdentifier) {
         ASSERT_TRUE(back.has_value()) << text;
         EXPECT_EQ(*back, code) << text;
     }
-    EXPECT_EQ(seen.size(), 19u);
+    EXPECT_EQ(seen.size(), 20u);
 }
 
 TEST(FindingCode, IdentifiersAreTheStableStrings) {
@@ -32,6 +32,7 @@ TEST(FindingCode, IdentifiersAreTheStableStrings) {
     EXPECT_EQ(to_string(FindingCode::CpuQuotaThrottled), "cpu-quota-throttled");
     EXPECT_EQ(to_string(FindingCode::LogEndsEarly), "log-ends-early");
     EXPECT_EQ(to_string(FindingCode::UntracedThreads), "untraced-threads");
+    EXPECT_EQ(to_string(FindingCode::LiveWarning), "live-warning");
 }
 
 TEST(FindingCode, OtherTextIsNoCode) {

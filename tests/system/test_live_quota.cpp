@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/cpu_cgroup.hpp"
 #include "tests/support/shell.hpp"
 #include "tests/support/synthetic_run.hpp"
 
@@ -29,93 +30,8 @@ using stacksage::testing::shell;
 const std::string kBin = STACKSAGE_BINARY_DIR;
 const std::string kCli = kBin + "/cli/stacksage";
 
-std::string read_text(const fs::path& p) {
-    std::ifstream in(p);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-bool write_text(const fs::path& p, const std::string& text) {
-    std::ofstream out(p);
-    out << text;
-    out.flush();
-    return static_cast<bool>(out);
-}
-
-// Whether a cgroup v2 controller list ("cpuset cpu io\n") names `controller`.
-bool lists(const std::string& controllers, const std::string& controller) {
-    std::istringstream words(controllers);
-    std::string word;
-    while (words >> word)
-        if (word == controller) return true;
-    return false;
-}
-
-// A cgroup of its own with a CPU quota (quota_us < 0: none), removed when
-// the object goes. ok() false with reason() where it cannot be made.
-class CpuCgroup {
-public:
-    CpuCgroup(long quota_us, long period_us) {
-        static int counter = 0;
-        const std::string name = "stacksage-test-" + std::to_string(getpid()) + "-" + std::to_string(++counter);
-        if (geteuid() != 0) {
-            reason_ = "creating cgroups needs root";
-            return;
-        }
-        for (const char* v1 : {"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"}) {
-            if (!fs::exists(fs::path(v1) / "cpu.cfs_quota_us")) continue;
-            dir_ = fs::path(v1) / name;
-            std::error_code ec;
-            if (!fs::create_directory(dir_, ec)) {
-                reason_ = "cannot create " + dir_.string() + ": " + ec.message();
-                dir_.clear();
-                return;
-            }
-            if (!write_text(dir_ / "cpu.cfs_period_us", std::to_string(period_us)) ||
-                !write_text(dir_ / "cpu.cfs_quota_us", std::to_string(quota_us < 0 ? -1 : quota_us)))
-                reason_ = "cannot set the quota of " + dir_.string();
-            return;
-        }
-        const fs::path v2 = "/sys/fs/cgroup";
-        if (!lists(read_text(v2 / "cgroup.controllers"), "cpu")) {
-            reason_ = "no cgroup v1 cpu controller and no cgroup v2 cpu controller under /sys/fs/cgroup";
-            return;
-        }
-        // Turning the controller on for the whole machine is not a test's to do.
-        if (!lists(read_text(v2 / "cgroup.subtree_control"), "cpu")) {
-            reason_ = "the cgroup v2 cpu controller is not enabled in /sys/fs/cgroup/cgroup.subtree_control";
-            return;
-        }
-        dir_ = v2 / name;
-        std::error_code ec;
-        if (!fs::create_directory(dir_, ec)) {
-            reason_ = "cannot create " + dir_.string() + ": " + ec.message();
-            dir_.clear();
-            return;
-        }
-        const std::string max =
-            (quota_us < 0 ? std::string("max") : std::to_string(quota_us)) + " " + std::to_string(period_us);
-        if (!write_text(dir_ / "cpu.max", max)) reason_ = "cannot write cpu.max of " + dir_.string();
-    }
-    ~CpuCgroup() {
-        if (dir_.empty()) return;
-        // Its processes have exited by now; the kernel may take a moment to let go.
-        for (int i = 0; i < 50 && ::rmdir(dir_.c_str()) != 0 && errno == EBUSY; ++i)
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    CpuCgroup(const CpuCgroup&) = delete;
-    CpuCgroup& operator=(const CpuCgroup&) = delete;
-
-    bool ok() const { return !dir_.empty() && reason_.empty(); }
-    const std::string& reason() const { return reason_; }
-    std::string procs() const { return (dir_ / "cgroup.procs").string(); }
-    std::string name() const { return "/" + dir_.filename().string(); }
-
-private:
-    fs::path dir_;
-    std::string reason_;
-};
+using stacksage::testing::CpuCgroup;
+using stacksage::testing::cgroup_detail::read_text;
 
 // `stacksage run` of the 2-thread OpenMP example inside the cgroup (the
 // shell moves itself in, then execs the command), and the JSON report.
