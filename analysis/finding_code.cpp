@@ -23,6 +23,7 @@ std::string_view to_string(FindingCode code) {
         case FindingCode::RanOutsideAffinity: return "ran-outside-affinity";
         case FindingCode::ThreadMigrations: return "thread-migrations";
         case FindingCode::CpuQuotaThrottled: return "cpu-quota-throttled";
+        case FindingCode::NetworkSpread: return "network-spread";
     }
     return "unknown";
 }

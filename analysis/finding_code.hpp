@@ -31,9 +31,11 @@ enum class FindingCode : std::uint8_t {
     ThreadMigrations,          // threads that moved between CPUs while running
     // Listed first of a node's warnings (analyzer.cpp), added last here.
     CpuQuotaThrottled,         // the cgroup's CPU quota held the job's threads back
+    // Only with a fabric (report --network) or Slurm's switch tree: run-wide, listed last.
+    NetworkSpread,             // the job's nodes under more leaf switches than they need
 };
 
-inline constexpr FindingCode kLastFindingCode = FindingCode::CpuQuotaThrottled;
+inline constexpr FindingCode kLastFindingCode = FindingCode::NetworkSpread;
 
 // \return the code's stable identifier ("overloaded-resources", ...).
 std::string_view to_string(FindingCode code);
