@@ -7,6 +7,7 @@
 #include "parsers/ibnetdiscover_topology.hpp"
 #include "parsers/ibroute.hpp"
 #include "parsers/input_file.hpp"
+#include "parsers/slurm_topology_conf.hpp"
 
 namespace stacksage {
 
@@ -61,10 +62,11 @@ Status read_fabric_text(std::string_view text, std::string_view name, std::strin
     if (looks_like_ibnetdiscover_ports(text)) return read_ibnetdiscover_ports(text, name, subnet, fabric);
     if (looks_like_ibnetdiscover_topology(text)) return read_ibnetdiscover_topology(text, name, subnet, fabric);
     if (looks_like_ibroute(text)) return read_ibroute(text, name, subnet, fabric, notes);
+    if (looks_like_slurm_topology_conf(text)) return read_slurm_topology_conf(text, name, fabric);
     return make_error(std::string(name) +
                       ": neither form of ibnetdiscover output (the topology file it writes by default, or the "
-                      "ports report of -p) nor an ibroute table; give the output of `ibnetdiscover` or "
-                      "`ibnetdiscover -p`");
+                      "ports report of -p), nor an ibroute table, nor Slurm's topology.conf; give the output of "
+                      "`ibnetdiscover` or `ibnetdiscover -p`");
 }
 
 Result<LoadedFabric> load_fabric(const std::string& path) {

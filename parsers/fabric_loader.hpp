@@ -6,6 +6,8 @@
 //   DIR[/ib-raw]/ib-subnet-<prefix>.txt                      one ports report per subnet
 //   DIR[/ib-raw]/ibroutes-<prefix>/ibroute-<prefix>-<lid>.txt  the switches' forwarding tables
 //
+// Slurm's topology.conf (parsers/slurm_topology_conf.hpp) is read too: the
+// switch tree the scheduler knows, when the fabric itself is not at hand.
 // A file named ib-subnet-<prefix>.txt also brings the ibroutes-<prefix>/
 // folder beside it. Every file goes through parsers/input_file.hpp (no
 // FIFO, device or oversized file is read).

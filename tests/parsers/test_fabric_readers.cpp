@@ -268,3 +268,29 @@ TEST(FabricReaders, UnreadablePathsAreRefusedByName) {
     ASSERT_FALSE(empty_dir);
     EXPECT_NE(empty_dir.error().message.find("ib-subnet"), std::string::npos);
 }
+
+TEST(FabricReaders, SlurmTopologyConf) {
+    const std::string conf = "# the tree\nSwitchName=s1 Nodes=node[1-2]\nswitchname=s2 nodes=node[3-4] LinkSpeed=100\n"
+                             "SwitchName=top Switches=s[1-2]\n";
+    Fabric f;
+    std::vector<std::string> notes;
+    Status s = read_fabric_text(conf, "topology.conf", "", f, notes);
+    ASSERT_TRUE(s) << s.error().message;
+    f.finish();
+    EXPECT_EQ(f.count(FabricNodeKind::Switch), 3u);
+    EXPECT_EQ(f.count(FabricNodeKind::Adapter), 4u);
+    EXPECT_EQ(f.links().size(), 6u);
+    const std::vector<std::pair<std::string, std::string>> bad = {
+        {"SwitchName=s1 Nodes=n[1-\n", "topology.conf:1:"},
+        {"SwitchName=s1 Nodes=n1\nSwitchName=s1 Nodes=n2\n", "topology.conf:2: switch s1 is described twice"},
+        {"SwitchName=s1 Nodes=n1\nSwitchName=s2 Nodes=n1\n", "two switches"},
+        {"SwitchName=top Switches=s9\n", "no line describes"},
+        {"SwitchName=s1\n", "neither Nodes= nor Switches="},
+    };
+    for (const auto& [text, expect] : bad) {
+        Fabric g;
+        Status e = read_fabric_text(text, "topology.conf", "", g, notes);
+        ASSERT_FALSE(e) << text;
+        EXPECT_NE(e.error().message.find(expect), std::string::npos) << e.error().message;
+    }
+}

@@ -226,3 +226,24 @@ TEST(SlurmSwitchTree, AddressesMakeATree) {
     EXPECT_EQ(finding->severity, Severity::Info);
     EXPECT_FALSE(slurm_switch_tree({{"n4", "n4", "node"}}));
 }
+
+TEST(NetworkFootprint, SlurmTopologyConfKnowsTheLeavesCapacity) {
+    Fabric f;
+    std::vector<std::string> notes;
+    ASSERT_TRUE(read_fabric_text("SwitchName=s1 Nodes=node[1-2]\nSwitchName=s2 Nodes=node[3-4]\nSwitchName=top "
+                                 "Switches=s[1-2]\n",
+                                 "topology.conf", "", f, notes));
+    f.finish();
+    const FabricJoin j = join_hosts(f, {{"node1", {}, {}}, {"node3", {}, {}}}, {});
+    ASSERT_EQ(j.joined.size(), 2u);
+    EXPECT_EQ(j.joined[0].method, JoinMethod::NodeDescription);
+    const NetworkFootprint fp = compute_network_footprint(f, j);
+    EXPECT_TRUE(fp.capacity_known);
+    EXPECT_EQ(fp.leaves_used.size(), 2u);
+    EXPECT_EQ(fp.leaves_needed, 1u);
+    EXPECT_EQ(fp.hop_pairs.at(4), 1u);
+    auto finding = check_network_spread(f, fp, j);
+    ASSERT_TRUE(finding);
+    EXPECT_EQ(finding->severity, Severity::Info);  // 2 leaves where 1 would do: not more than twice
+    EXPECT_EQ(finding->remedy.launcher_options.at(0), "--switches=1");
+}
