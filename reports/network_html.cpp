@@ -90,17 +90,19 @@ std::string render_network_html(const NetworkReport& r) {
     std::string out = "<section id=\"network-section\"><h2>Network</h2>\n<div class=\"muted\">";
     out += html_escape(r.source + ": " + counted(f.count(FabricNodeKind::Switch), "switch") + " in " +
                        counted(fp.levels, "level") + ", " + counted(f.count(FabricNodeKind::Adapter), "adapter") + ", " +
-                       counted(f.links().size(), "cable") + ". The job's " + counted(fp.nodes, "node") + " hang from " +
+                       counted(f.links().size(), "cable") + ". The job's " + counted(fp.nodes, "node") +
+                       (fp.nodes == 1 ? " hangs from " : " hang from ") +
                        counted(fp.leaves_used.size(), "leaf switch") +
                        (fp.capacity_known ? " (" + std::to_string(fp.leaves_needed) + " could hold them)" : "") +
                        "; dark red: its leaf switches (with its node count), pink: switches its shortest paths cross, "
                        "red lines: its cables." +
                        (all ? "" : " Only the job's switches are drawn: the fabric has more than " +
                                        std::to_string(kMaxDrawnSwitches) + "."));
-    out += "</div>\n<div class=\"tablewrap\">" + svg + "</div>\n<table><tr><th>hops</th><th>pairs (shortest)</th>";
+    out += "</div>\n<div class=\"tablewrap\">" + svg + "</div>\n";
+    if (fp.pairs() == 0) out += "<div class=\"muted\">No pair of the job's nodes is on the fabric.</div>\n";
+    else out += "<table><tr><th>hops</th><th>pairs (shortest)</th>";
     const bool routed = !fp.routed_hop_pairs.empty();
-    if (routed) out += "<th>pairs (forwarding tables)</th>";
-    out += "</tr>\n";
+    if (fp.pairs() != 0) out += std::string(routed ? "<th>pairs (forwarding tables)</th>" : "") + "</tr>\n";
     const std::size_t rows_n = std::max(fp.hop_pairs.size(), fp.routed_hop_pairs.size());
     for (std::size_t h = 0; h < rows_n; ++h) {
         const std::uint64_t s = h < fp.hop_pairs.size() ? fp.hop_pairs[h] : 0;
@@ -108,7 +110,7 @@ std::string render_network_html(const NetworkReport& r) {
         if (s == 0 && t == 0) continue;
         out += fmt::format("<tr><td>{}</td><td>{}</td>{}</tr>\n", h, s, routed ? fmt::format("<td>{}</td>", t) : "");
     }
-    out += "</table>\n";
+    if (fp.pairs() != 0) out += "</table>\n";
     if (!r.join->unjoined.empty()) {
         out += "<h3>Nodes not placed</h3><ul>\n";
         for (const UnjoinedNode& u : r.join->unjoined) out += "<li>" + html_escape(u.host + ": " + u.reason) + "</li>\n";
