@@ -20,9 +20,9 @@ namespace stacksage {
 // The ratio of leaf switches used to needed above which the finding warns.
 inline constexpr std::size_t kNetworkSpreadWarningRatio = 2;
 
-// \return the finding; std::nullopt for a job of fewer than two joined nodes.
-// hosts_by_switch: the joined hosts, listed switch by switch (the order a
-// host file should give), for the suggestion.
+// \return the finding; std::nullopt for a job of fewer than two joined
+//         nodes. When fewer leaves would do, its hosts list the joined
+//         nodes switch by switch (hosts_by_leaf_switch): the host file.
 std::optional<Finding> check_network_spread(const Fabric& fabric, const NetworkFootprint& footprint,
                                             const FabricJoin& join);
 

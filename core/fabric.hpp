@@ -125,10 +125,6 @@ private:
 std::optional<std::uint64_t> parse_guid(std::string_view text);
 std::string format_guid(std::uint64_t guid);  // "0x0002c903000b2f73"
 
-}  // namespace stacksage
-
-namespace stacksage {
-
 // The InfiniBand GUIDs a node's own topology names (its OpenFabrics OS
 // devices: NodeGUID, and the port GUID inside each Port<n>GID<m>), what the
 // join (analysis/fabric_join.hpp) matches the fabric's adapters on.
