@@ -20,7 +20,7 @@ TEST(FindingCode, EveryCodeRoundTripsThroughItsIdentifier) {
         ASSERT_TRUE(back.has_value()) << text;
         EXPECT_EQ(*back, code) << text;
     }
-    EXPECT_EQ(seen.size(), 17u);
+    EXPECT_EQ(seen.size(), 18u);
 }
 
 TEST(FindingCode, IdentifiersAreTheStableStrings) {
@@ -30,6 +30,7 @@ TEST(FindingCode, IdentifiersAreTheStableStrings) {
     EXPECT_EQ(to_string(FindingCode::IncompleteRecording), "incomplete-recording");
     EXPECT_EQ(to_string(FindingCode::AllocatedNodeUnused), "allocated-node-unused");
     EXPECT_EQ(to_string(FindingCode::CpuQuotaThrottled), "cpu-quota-throttled");
+    EXPECT_EQ(to_string(FindingCode::NetworkSpread), "network-spread");
 }
 
 TEST(FindingCode, OtherTextIsNoCode) {
