@@ -96,7 +96,7 @@ CommandRunner add_report_command(CLI::App& app) {
     report->add_option("-o,--output", options->output, "Write the report to this file instead of standard output");
     report->add_flag("--no-info", options->no_info, "Leave information findings out of the text report");
     report->add_option("--network", options->network.network,
-                       "The InfiniBand fabric: `ibnetdiscover` output (either form) or netloc's raw directory; "
+                       "The InfiniBand fabric: `ibnetdiscover` output (either form), netloc's raw directory, or Slurm's topology.conf; "
                        "adds where the job sat on the network (docs/network.md)");
     report->add_option("--network-map", options->network.network_map,
                        "With --network: a file of \"GUID hostname\" lines, for nodes whose topology and adapter "

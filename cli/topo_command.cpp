@@ -89,7 +89,7 @@ CommandRunner add_topo_command(CLI::App& app) {
     topo->add_option("-f,--format", options->format, "Output format")
         ->check(CLI::IsMember({"text", "json", "graphml"}));
     topo->add_option("--network", options->network,
-                     "Print the InfiniBand fabric of this `ibnetdiscover` output (or netloc raw directory) instead: "
+                     "Print the InfiniBand fabric of this `ibnetdiscover` output (or netloc raw directory, or Slurm's topology.conf) instead: "
                      "levels, switches, hosts per leaf switch (graphml: the whole fabric)");
     topo->add_flag("--io", options->include_io, "Include I/O devices (PCI, GPUs, NICs, disks)");
     topo->add_option("--max-depth", options->max_depth, "Print at most this many levels (text)");
