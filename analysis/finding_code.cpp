@@ -26,6 +26,7 @@ std::string_view to_string(FindingCode code) {
         case FindingCode::LogEndsEarly: return "log-ends-early";
         case FindingCode::UntracedThreads: return "untraced-threads";
         case FindingCode::LiveWarning: return "live-warning";
+        case FindingCode::NetworkSpread: return "network-spread";
     }
     return "unknown";
 }

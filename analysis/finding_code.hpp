@@ -36,9 +36,11 @@ enum class FindingCode : std::uint8_t {
     UntracedThreads,           // threads the recorder never saw created did work
     // Told while the job ran (live_warning_check.hpp).
     LiveWarning,               // a warning the live watcher gave while the job ran (Info)
+    // Only with a fabric (report --network) or Slurm's switch tree: run-wide, listed last.
+    NetworkSpread,             // the job's nodes under more leaf switches than they need
 };
 
-inline constexpr FindingCode kLastFindingCode = FindingCode::LiveWarning;
+inline constexpr FindingCode kLastFindingCode = FindingCode::NetworkSpread;
 
 // \return the code's stable identifier ("overloaded-resources", ...).
 std::string_view to_string(FindingCode code);

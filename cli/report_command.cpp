@@ -13,6 +13,7 @@
 #include "cli/analysis_pipeline.hpp"
 #include "cli/command_output.hpp"
 #include "cli/commands.hpp"
+#include "cli/network_analysis.hpp"
 #include "reports/graphml_export.hpp"
 #include "reports/html_report.hpp"
 #include "reports/json_report.hpp"
@@ -30,6 +31,7 @@ struct ReportOptions {
     std::string html;
     bool no_info = false;
     bool timings = false;
+    NetworkInputs network;
 };
 
 int run_report(const ReportOptions& o) {
@@ -39,8 +41,14 @@ int run_report(const ReportOptions& o) {
         output.say(analysed.error().message);
         return output.finish(kExitUsage);
     }
+    Result<std::unique_ptr<NetworkAnalysis>> network = analyse_network(o.network, *analysed);
+    if (!network) {
+        output.say(network.error().message);
+        return output.finish(kExitUsage);
+    }
     const auto start = std::chrono::steady_clock::now();
-    const ReportData data = analysed->report_data();
+    ReportData data = analysed->report_data();
+    if (*network) data.network = &(*network)->report;
     const bool to_terminal = o.output.empty() && ::isatty(STDOUT_FILENO) == 1;
     std::string text;
     if (o.format == "json") {
@@ -48,7 +56,8 @@ int run_report(const ReportOptions& o) {
     } else if (o.format == "perfetto") {
         text = perfetto_trace(analysed->analysis).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     } else if (o.format == "graphml") {
-        text = model_to_graphml(analysed->run.model);
+        // With a fabric, the fabric with the job marked; the run's model otherwise.
+        text = *network ? model_to_graphml(network_to_model((*network)->report)) : model_to_graphml(analysed->run.model);
     } else {
         TextReportOptions t;
         // Colour only for a person at a terminal, and never against NO_COLOR.
@@ -86,6 +95,12 @@ CommandRunner add_report_command(CLI::App& app) {
         ->check(CLI::IsMember({"auto", "always", "never"}));
     report->add_option("-o,--output", options->output, "Write the report to this file instead of standard output");
     report->add_flag("--no-info", options->no_info, "Leave information findings out of the text report");
+    report->add_option("--network", options->network.network,
+                       "The InfiniBand fabric: `ibnetdiscover` output (either form), netloc's raw directory, or Slurm's topology.conf; "
+                       "adds where the job sat on the network (docs/network.md)");
+    report->add_option("--network-map", options->network.network_map,
+                       "With --network: a file of \"GUID hostname\" lines, for nodes whose topology and adapter "
+                       "descriptions do not name each other");
     report->add_flag("--timings", options->timings, "Print the time and memory of each stage on standard error");
     return [options] { return run_report(*options); };
 }

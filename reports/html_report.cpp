@@ -7,6 +7,7 @@
 
 #include "analysis/activity.hpp"
 #include "analysis/memory_heatmap.hpp"
+#include "reports/network_report.hpp"
 #include "analysis/node_load.hpp"
 #include "analysis/run_view.hpp"
 #include "core/run_model_schema.hpp"
@@ -351,6 +352,7 @@ nlohmann::json html_report_data(const ReportData& data, const Model& model) {
     doc["flow_columns"] = kFlowColumns;
     doc["flows"] = flows_json(a.view);
     doc["notes"] = notes_json(data.notes);
+    if (data.network != nullptr) doc["network"] = network_to_json(*data.network);
     return doc;
 }
 
@@ -386,7 +388,8 @@ std::string render_html_report(const ReportData& data, const Model& model) {
     const std::string title = "stacksage report: " + doc["run"]["name"].get<std::string>();
     // The title passes through nlohmann's UTF-8 replacement first, like the data.
     const std::string safe_title = nlohmann::json(title).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    return html_page(html_escape(nlohmann::json::parse(safe_title).get<std::string>()), json_for_script_block(doc));
+    return html_page(html_escape(nlohmann::json::parse(safe_title).get<std::string>()), json_for_script_block(doc),
+                     data.network != nullptr ? render_network_html(*data.network) : std::string());
 }
 
 }  // namespace stacksage

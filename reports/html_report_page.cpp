@@ -4,7 +4,8 @@
 
 namespace stacksage {
 
-std::string html_page(const std::string& escaped_title, const std::string& data_json) {
+std::string html_page(const std::string& escaped_title, const std::string& data_json,
+                      const std::string& extra_sections) {
     std::string page;
     page.reserve(data_json.size() + 40000);
     page += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
@@ -32,7 +33,10 @@ std::string html_page(const std::string& escaped_title, const std::string& data_
 <h3 class="muted">Flows <span id="flows-status"></span></h3><div class="tablewrap"><table id="flows"></table></div>
 <h3 class="muted">Processes <span id="procs-status"></span></h3><div class="tablewrap"><table id="procs"></table></div></section>
 <section id="notes-section"><h2>Input notes</h2><div id="notes"></div></section>
-</main>
+)";
+    // Sections drawn here rather than by the script (the network's).
+    page += extra_sections;
+    page += R"(</main>
 <div id="tip"></div>
 <script type="application/json" id="stacksage-data">)";
     page += data_json;

@@ -8,6 +8,8 @@
 namespace stacksage {
 
 // escaped_title: HTML-escaped already; data_json: from json_for_script_block.
-std::string html_page(const std::string& escaped_title, const std::string& data_json);
+// extra_sections: HTML drawn by the server (escaped), placed after the others.
+std::string html_page(const std::string& escaped_title, const std::string& data_json,
+                      const std::string& extra_sections = {});
 
 }  // namespace stacksage

@@ -1,6 +1,7 @@
 #include "reports/json_report.hpp"
 #include "reports/analysis_json.hpp"
 #include "reports/memory_heatmap_json.hpp"
+#include "reports/network_report.hpp"
 
 namespace stacksage {
 
@@ -83,6 +84,7 @@ nlohmann::json report_to_json(const ReportData& data) {
     for (const Finding& f : a.findings) findings.push_back(finding_to_json(f));
     doc["findings"] = std::move(findings);
     doc["memory"] = memory_heatmaps_to_json(a.memory);
+    if (data.network != nullptr) doc["network"] = network_to_json(*data.network);
     nlohmann::json ns = nlohmann::json::array();
     for (const LoadNote& n : notes)
         ns.push_back({{"level", std::string(to_string(n.level))}, {"file", n.file}, {"message", n.message}});

@@ -7,6 +7,8 @@
 #include "analysis/analyzer.hpp"
 #include "core/load_note.hpp"
 
+namespace stacksage { struct NetworkReport; }
+
 namespace stacksage {
 
 struct ReportData {
@@ -15,6 +17,9 @@ struct ReportData {
     std::string directory;
     std::size_t logs = 0;          // event logs found
     std::size_t logs_skipped = 0;  // of which corrupt or unreadable
+    // The job on the network (reports/network_report.hpp); null without a
+    // fabric file or Slurm's switch tree.
+    const NetworkReport* network = nullptr;
 };
 
 }  // namespace stacksage

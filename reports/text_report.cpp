@@ -1,4 +1,5 @@
 #include "reports/text_report.hpp"
+#include "reports/network_report.hpp"
 #include "reports/memory_heatmap_text.hpp"
 #include "reports/terminal_text.hpp"
 #include "core/plural.hpp"
@@ -306,6 +307,8 @@ std::string render_text_report(const ReportData& data, const TextReportOptions& 
             out += "  " + std::to_string(data.logs_skipped) + " of " + plural(data.logs, "event log", "event logs") +
                    " skipped; the rest is analysed.\n";
     }
+
+    if (data.network != nullptr) out += render_network_text(*data.network);
 
     if (!a.memory.empty()) {
         HeatmapTextOptions heat;

@@ -31,6 +31,7 @@ bounded_runs() {
     fuzz_event_log_file) echo 100000 ;;
     fuzz_sample_file) echo 280000 ;;
     fuzz_run_directory) echo 10000 ;;
+    fuzz_fabric) echo 400000 ;;
     *) echo 10000 ;;
   esac
 }
@@ -53,6 +54,12 @@ cp "$root"/tests/data/hwloc-xml/*.xml "$corpus/fuzz_hwloc_xml/"
 cp "$root"/tests/data/network/hwloc-netloc-plafrim2/hwloc/miriel03*.xml "$corpus/fuzz_hwloc_xml/"
 printf '0-7,16-23' > "$corpus/fuzz_cpuset/list"
 printf '0x00000003,0xffffffff' > "$corpus/fuzz_cpuset/mask"
+# The fabric readers: the head of each real ports report, an ibroute table.
+mkdir -p "$corpus/fuzz_fabric"
+for c in plafrim plafrim2 avakas; do
+  head -c 6000 "$root/tests/data/network/hwloc-netloc-$c/ib-raw/ib-subnet-fe80:0000:0000:0000.txt" > "$corpus/fuzz_fabric/$c-ports"
+done
+head -c 3000 "$root/tests/data/network/hwloc-netloc-plafrim/ib-raw/ibroutes-fe80:0000:0000:0000/ibroute-fe80:0000:0000:0000-2.txt" > "$corpus/fuzz_fabric/ibroute"
 "$build/tests/fuzz/fuzz_make_seeds" "$root/tests/data" "$corpus" >/dev/null
 
 # Leaks inside libhwloc are hwloc's, not ours: see the comments in the file.

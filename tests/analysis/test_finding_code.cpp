@@ -20,7 +20,7 @@ TEST(FindingCode, EveryCodeRoundTripsThroughItsIdentifier) {
         ASSERT_TRUE(back.has_value()) << text;
         EXPECT_EQ(*back, code) << text;
     }
-    EXPECT_EQ(seen.size(), 20u);
+    EXPECT_EQ(seen.size(), 21u);
 }
 
 TEST(FindingCode, IdentifiersAreTheStableStrings) {
@@ -33,6 +33,7 @@ TEST(FindingCode, IdentifiersAreTheStableStrings) {
     EXPECT_EQ(to_string(FindingCode::LogEndsEarly), "log-ends-early");
     EXPECT_EQ(to_string(FindingCode::UntracedThreads), "untraced-threads");
     EXPECT_EQ(to_string(FindingCode::LiveWarning), "live-warning");
+    EXPECT_EQ(to_string(FindingCode::NetworkSpread), "network-spread");
 }
 
 TEST(FindingCode, OtherTextIsNoCode) {

@@ -428,3 +428,39 @@ TEST(SlurmRuns, SrunsOwnBindingIsNamedAndTheNodesAreOneGroup) {
         if (g["hosts"] == "node[1-2]") grouped = true;
     EXPECT_TRUE(grouped) << j["node_groups"].dump();
 }
+
+// The job on the network without a fabric file: the cluster's topology/tree
+// plugin gives each task SLURM_TOPOLOGY_ADDR (top.s1.node1, top.s2.node2),
+// the recorder keeps it, and the report places the nodes on that tree; with
+// the cluster's own topology.conf as --network, the leaves' capacities are
+// known too (docs/network.md).
+TEST(SlurmRuns, TopologyTreePlacesTheJobOnItsSwitches) {
+    REQUIRE_CLUSTER();
+    Scratch s;
+    const Shell run = in_cluster(s, kCli + " run -o " + s.out() + " -- srun -N 2 -n 2 " + kBusy + " 1 0.2");
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    const json j = report(s.out());
+    ASSERT_TRUE(j.contains("network")) << j.dump(1);
+    const json& net = j["network"];
+    std::set<std::string> joined;
+    for (const json& n : net["joined"]) {
+        joined.insert(n["host"].get<std::string>());
+        EXPECT_EQ(n["method"], "slurm-topology");
+    }
+    EXPECT_EQ(joined, (std::set<std::string>{"node1", "node2"})) << net.dump(1);
+    EXPECT_EQ(net["leaf_switches"]["used"], 2);
+    EXPECT_TRUE(net["leaf_switches"]["needed"].is_null());
+    // node1 - s1 - top - s2 - node2: 4 cables.
+    EXPECT_EQ(net["hops"]["shortest"], (json::array({{{"hops", 4}, {"pairs", 1}}}))) << net.dump(1);
+    ASSERT_EQ(findings(j, "network-spread").size(), 1u);
+    EXPECT_EQ(findings(j, "network-spread")[0]["severity"], "info");
+
+    // The cluster's topology.conf: s1 holds node1 only, so both leaves are needed.
+    const Shell conf = shell(kCli + " report " + s.out() + " --format json --network " + g_cluster.state +
+                             "/topology.conf");
+    ASSERT_EQ(conf.exit_code, 0) << conf.output;
+    const json c = json::parse(conf.output, nullptr, false);
+    EXPECT_EQ(c["network"]["leaf_switches"]["used"], 2) << conf.output;
+    EXPECT_EQ(c["network"]["leaf_switches"]["needed"], 2);
+    EXPECT_EQ(c["network"]["joined"].size(), 2u);
+}

@@ -272,3 +272,39 @@ TEST(LaunchWarnings, AnUnknownRemoteLauncherIsSaidBeforeTheJobStarts) {
 }
 
 }  // namespace
+
+// Hosts named after nodes of a real cluster (PlaFRIM: mirage001 and
+// mirage002 under one Voltaire switch, fourmi010 under another), joined end
+// to end to that cluster's real fabric dump: the recorder's topologies of
+// this machine name no InfiniBand adapter, so the join is by host name in
+// the adapters' node descriptions (docs/network.md).
+TEST_F(MultiHostLaunch, HostsOfARealFabricAreJoinedToIt) {
+    REQUIRE_HOSTS();
+    const std::string hosts = hostfile({{"mirage001", 1}, {"mirage002", 1}, {"fourmi010", 1}});
+    const Shell run = shell(kCli + " run -o " + out() + " -- " + mpirun("--bind-to none --hostfile " + hosts) +
+                            " -np 3 " + kBusy + " 1 0.1");
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    const std::string fabric = std::string(STACKSAGE_TEST_DATA_DIR) + "/network/hwloc-netloc-plafrim";
+    const Shell r = shell(kCli + " report " + out() + " --format json --network " + fabric);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const nlohmann::json report = nlohmann::json::parse(r.output, nullptr, false);
+    ASSERT_TRUE(report.contains("network")) << r.output;
+    const auto& net = report["network"];
+    std::set<std::string> joined;
+    for (const auto& j : net["joined"]) {
+        joined.insert(j["host"].get<std::string>());
+        EXPECT_EQ(j["method"], "node-description") << j.dump();
+    }
+    // The submit host (this machine, mpirun only) is a launch host, not placed.
+    EXPECT_EQ(joined, (std::set<std::string>{"mirage001", "mirage002", "fourmi010"})) << net.dump(1);
+    EXPECT_EQ(net["leaf_switches"]["used"], 2);
+    EXPECT_EQ(net["leaf_switches"]["needed"], 1);
+    EXPECT_EQ(net["hops"]["pairs"], 3);
+    bool spread = false;
+    for (const auto& f : report["findings"])
+        if (f["code"] == "network-spread") {
+            spread = true;
+            EXPECT_EQ(f["remedy"]["launcher_options"], (nlohmann::json{"--switches=1"})) << f.dump();
+        }
+    EXPECT_TRUE(spread) << r.output;
+}
