@@ -468,7 +468,7 @@ void start_live_watcher() {
     read_settings();
     if (!g_settings.on) return;
     NodeRegistry& registry = node_registry();
-    if (!registry.open(p.log.host_dir_fd())) return;
+    if (!registry.open(p.log.host_dir())) return;
     registry.enter(p.pid, static_cast<int>(p.rank), own_omp_threads());
 }
 

@@ -105,8 +105,11 @@ TEST(NetworkFootprint, ThreeLevelHopsMatchBreadthFirstSearch) {
     const NetworkFootprint fp = compute_network_footprint(f, join_hosts(f, by_name(full, sample(500, full.hosts.size(), 3)), {}));
     EXPECT_EQ(fp.levels, 3u);
     EXPECT_EQ(fp.max_hops(), 6u);
-    for (std::size_t h = 0; h < fp.hop_pairs.size(); ++h)
-        if (fp.hop_pairs[h] != 0) EXPECT_TRUE(h == 2 || h == 4 || h == 6) << h;
+    for (std::size_t h = 0; h < fp.hop_pairs.size(); ++h) {
+        if (fp.hop_pairs[h] != 0) {
+            EXPECT_TRUE(h == 2 || h == 4 || h == 6) << h;
+        }
+    }
 }
 
 TEST(NetworkFootprint, LeavesUsedAgainstNeeded) {
