@@ -110,8 +110,7 @@ bool parse_stat(const char* text, long len, TaskStat& out) {
     if (open == nullptr || close <= open + 1) return false;
     const char* comm = open + 1;
     const std::size_t comm_len = static_cast<std::size_t>(close - 1 - comm);
-    constexpr std::size_t prefix = sizeof kRecorderThreadNamePrefix - 1;
-    out.recorder = comm_len >= prefix && std::memcmp(comm, kRecorderThreadNamePrefix, prefix) == 0;
+    out.recorder = has_recorder_thread_name(comm, comm_len);
     const char* p = close;
     int field = 2;
     std::uint64_t utime = 0, stime = 0;

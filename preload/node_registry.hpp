@@ -66,12 +66,14 @@ public:
     bool enter(int pid, int rank, int omp_threads);
 
     // Takes the node's watcher lock without waiting. True when this process
-    // holds it (now or already).
+    // holds it (now or already). False for good once the descriptor is no
+    // longer the registry's (the application closed it: its lock went too).
     bool try_lock();
     bool locked() const { return locked_; }
 
-    // In a forked child: the inherited descriptor is closed (the parent keeps
-    // the lock; the mapping stays), and the child enters itself.
+    // In a forked child: the inherited descriptor is closed if it is still
+    // the registry's (the parent keeps the lock; the mapping stays), and the
+    // child enters itself.
     void after_fork_in_child(int pid, int rank, int omp_threads);
 
     // Marks the node as warned about c. True for the one caller that marked
@@ -84,7 +86,14 @@ public:
 private:
     RegistryHeader* header_ = nullptr;
     RegistrySlot* slots_ = nullptr;
+    // Whether fd_ is still the registry: the application may have closed it
+    // (a daemon closes every descriptor) and got its number for a file of
+    // its own, which must never be locked or closed by the recorder.
+    bool fd_is_ours() const;
+
     int fd_ = -1;
+    std::uint64_t dev_ = 0;  // the registry file's identity, checked before each use of fd_
+    std::uint64_t ino_ = 0;
     bool locked_ = false;
 };
 

@@ -8,12 +8,21 @@
 // A handful of fixed atomic slots: no lock, no allocation, async-signal-safe.
 #pragma once
 
+#include <cstddef>
+
 namespace stacksage::preload {
 
 // The name every recorder thread gives itself (PR_SET_NAME, at most 15
 // bytes), so that a reader can tell them apart also in logs of recorders that
 // wrote them into snapshots.
 inline constexpr char kRecorderThreadNamePrefix[] = "stacksage";
+
+// Whether a thread's name (its comm, len bytes) is a recorder thread's: also
+// true of one its creator named that has not yet run to register itself.
+inline bool has_recorder_thread_name(const char* name, std::size_t len) {
+    constexpr std::size_t prefix = sizeof kRecorderThreadNamePrefix - 1;
+    return len >= prefix && __builtin_memcmp(name, kRecorderThreadNamePrefix, prefix) == 0;
+}
 
 // Before the creator starts a recorder thread: until that thread has
 // registered, snapshots wait for it (bounded), as its tid is not known yet.

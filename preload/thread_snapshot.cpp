@@ -48,9 +48,7 @@ void add_thread_snapshot(JsonLine& line) {
             long len = raw::read_small_file(AT_FDCWD, path, name, sizeof name);
             if (len > 0 && name[len - 1] == '\n') name[--len] = '\0';
             // A recorder thread named by its creator that has not run yet to register (the live watcher's).
-            constexpr std::size_t prefix = sizeof kRecorderThreadNamePrefix - 1;
-            if (len >= static_cast<long>(prefix) && __builtin_memcmp(name, kRecorderThreadNamePrefix, prefix) == 0)
-                continue;
+            if (len > 0 && has_recorder_thread_name(name, static_cast<std::size_t>(len))) continue;
             line.open_object();
             line.field(snapshot::thread::tid, static_cast<std::int64_t>(tid));
             if (len > 0) line.field(snapshot::thread::name, name);

@@ -72,7 +72,16 @@ std::uint64_t age_ns(int tid) {
     return now_ns > started_ns ? now_ns - started_ns : 0;
 }
 
-void write_untraced(int tid, std::int64_t cpu_ns) {
+// The thread's name (comm) into name; its length, 0 when unreadable.
+long read_task_name(int tid, char (&name)[64]) {
+    char path[64];
+    TextBuffer(path, sizeof path).add("/proc/self/task/").add_int(tid).add("/comm");
+    long len = raw::read_small_file(AT_FDCWD, path, name, sizeof name);
+    if (len > 0 && name[len - 1] == '\n') name[--len] = '\0';
+    return len > 0 ? len : 0;
+}
+
+void write_untraced(int tid, std::int64_t cpu_ns, const char* name, long name_len) {
     namespace usage = event_schema::thread_usage_at_exit;
     char buf[512];
     JsonLine line(buf, sizeof buf);
@@ -81,12 +90,7 @@ void write_untraced(int tid, std::int64_t cpu_ns) {
     line.field(usage::cpu_us, cpu_ns / 1000);
     if (const std::uint64_t age = age_ns(tid); age > 0) line.field_u(usage::duration_ns, age);
     line.field_bool(usage::untraced, true);
-    char path[64];
-    TextBuffer(path, sizeof path).add("/proc/self/task/").add_int(tid).add("/comm");
-    char name[64];
-    long len = raw::read_small_file(AT_FDCWD, path, name, sizeof name);
-    if (len > 0 && name[len - 1] == '\n') name[--len] = '\0';
-    if (len > 0) line.field(usage::name, name);
+    if (name_len > 0) line.field(usage::name, name);
     CpuMask mask;
     if (mask.read_thread(tid)) line.field_mask(usage::cpuset, mask);
     emit(line, usage::event);
@@ -119,12 +123,15 @@ std::int64_t write_usage_of_untraced_tasks() {
             if (tid == pid || is_registered(tid)) continue;
             const std::int64_t cpu_ns = read_thread_cpu_ns(tid == current_tid() ? 0 : tid);
             if (cpu_ns < 0) continue;  // ended meanwhile
-            if (is_recorder_thread(tid)) {
+            char name[64];
+            const long name_len = read_task_name(tid, name);
+            // Also a recorder thread its creator named that has not registered yet (the live watcher's).
+            if (is_recorder_thread(tid) || has_recorder_thread_name(name, static_cast<std::size_t>(name_len))) {
                 recorder_ns += cpu_ns;
                 continue;
             }
             if (written < kMaxUntracedTaskLines) {
-                write_untraced(tid, cpu_ns);
+                write_untraced(tid, cpu_ns, name, name_len);
                 ++written;
             }
         }
