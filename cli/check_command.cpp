@@ -1,4 +1,4 @@
-// `stacksage check OUT --fail-on warning|error`: an exit status for job
+// `stacksage check OUT --fail-on warning|error [--network FILE]`: an exit status for job
 // scripts and CI: 1 when findings of that severity (or worse) exist, or when
 // loading the run noted an input error (a log skipped, a topology or
 // run.json that could not be read: the analysis is incomplete, so the check
@@ -14,6 +14,7 @@
 #include "cli/analysis_pipeline.hpp"
 #include "cli/command_output.hpp"
 #include "cli/commands.hpp"
+#include "cli/network_analysis.hpp"
 #include "reports/terminal_text.hpp"
 
 namespace stacksage::cli {
@@ -27,6 +28,7 @@ struct CheckOptions {
     std::string directory;
     std::string fail_on = "warning";
     bool quiet = false;
+    NetworkInputs network;
 };
 
 int run_check(const CheckOptions& o) {
@@ -34,6 +36,13 @@ int run_check(const CheckOptions& o) {
     Result<AnalysedRun> analysed = load_and_analyse(o.directory);
     if (!analysed) {
         output.say(analysed.error().message);
+        return output.finish(kExitUsage);
+    }
+    // The network's finding (network-spread), as the report has it: from
+    // --network, or from the Slurm switch tree the run's processes kept.
+    Result<std::unique_ptr<NetworkAnalysis>> network = analyse_network(o.network, *analysed);
+    if (!network) {
+        output.say(network.error().message);
         return output.finish(kExitUsage);
     }
     const Severity threshold = o.fail_on == "error" ? Severity::Error : Severity::Warning;
@@ -94,6 +103,7 @@ CommandRunner add_check_command(CLI::App& app) {
     check->add_option("--fail-on", options->fail_on, "Lowest severity that fails the check")
         ->check(CLI::IsMember({"warning", "error"}));
     check->add_flag("-q,--quiet", options->quiet, "Print nothing; only the exit status");
+    add_network_options(*check, options->network);
     return [options] { return run_check(*options); };
 }
 

@@ -10,6 +10,15 @@
 
 namespace stacksage::cli {
 
+void add_network_options(CLI::App& command, NetworkInputs& inputs) {
+    command.add_option("--network", inputs.network,
+                       "The InfiniBand fabric: `ibnetdiscover` output (either form), netloc's raw directory, or Slurm's "
+                       "topology.conf; adds where the job sat on the network (docs/network.md)");
+    command.add_option("--network-map", inputs.network_map,
+                       "With --network: a file of \"GUID hostname\" lines, for nodes whose topology and adapter "
+                       "descriptions do not name each other");
+}
+
 std::vector<HostFabricIds> run_host_fabric_ids(const AnalysedRun& run) {
     std::vector<HostFabricIds> hosts;
     std::string text;

@@ -11,6 +11,8 @@
 #include <optional>
 #include <string>
 
+#include <CLI/CLI.hpp>
+
 #include "analysis/fabric_join.hpp"
 #include "analysis/network_footprint.hpp"
 #include "cli/analysis_pipeline.hpp"
@@ -24,6 +26,10 @@ struct NetworkInputs {
     std::string network;      // --network: a fabric file or netloc directory; "" none
     std::string network_map;  // --network-map: "GUID hostname" lines; "" none
 };
+
+// Adds --network and --network-map to a command that analyses a run
+// (report, check), filling `inputs`.
+void add_network_options(CLI::App& command, NetworkInputs& inputs);
 
 // Owns what the report's NetworkReport points into.
 struct NetworkAnalysis {

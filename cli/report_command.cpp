@@ -95,12 +95,7 @@ CommandRunner add_report_command(CLI::App& app) {
         ->check(CLI::IsMember({"auto", "always", "never"}));
     report->add_option("-o,--output", options->output, "Write the report to this file instead of standard output");
     report->add_flag("--no-info", options->no_info, "Leave information findings out of the text report");
-    report->add_option("--network", options->network.network,
-                       "The InfiniBand fabric: `ibnetdiscover` output (either form), netloc's raw directory, or Slurm's topology.conf; "
-                       "adds where the job sat on the network (docs/network.md)");
-    report->add_option("--network-map", options->network.network_map,
-                       "With --network: a file of \"GUID hostname\" lines, for nodes whose topology and adapter "
-                       "descriptions do not name each other");
+    add_network_options(*report, options->network);
     report->add_flag("--timings", options->timings, "Print the time and memory of each stage on standard error");
     return [options] { return run_report(*options); };
 }

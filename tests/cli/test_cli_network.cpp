@@ -147,3 +147,29 @@ TEST(CliNetwork, TopoPrintsTheFabricFolded) {
     EXPECT_EQ(missing.exit_code, 2);
     EXPECT_NE(missing.output.find("/nonexistent/ib.txt"), std::string::npos);
 }
+
+TEST(CliNetwork, CheckFailsOnTheSpreadAsTheReportShowsIt) {
+    stacksage::testing::TempDir tmp;
+    write_run(tmp.path() / "run");
+    const std::string dir = (tmp.path() / "run").string();
+    // Without the fabric nothing is known of the network: the nodes' own
+    // warnings only (one busy thread on each: idle cores).
+    auto plain = run("check " + dir);
+    EXPECT_EQ(plain.exit_code, 1) << plain.output;
+    EXPECT_NE(plain.output.find("0 error(s), 5 warning(s)"), std::string::npos) << plain.output;
+    EXPECT_EQ(plain.output.find("warning: run: "), std::string::npos) << plain.output;
+    // With it, the 5 nodes on 3 leaf switches where 1 holds them are one more.
+    auto spread = run("check " + dir + " --network " + kPlafrim);
+    EXPECT_EQ(spread.exit_code, 1) << spread.output;
+    EXPECT_NE(spread.output.find("0 error(s), 6 warning(s)"), std::string::npos) << spread.output;
+    const auto line = spread.output.find("warning: run: ");
+    ASSERT_NE(line, std::string::npos) << spread.output;
+    EXPECT_NE(spread.output.substr(line, spread.output.find('\n', line) - line).find("3 leaf switches"), std::string::npos)
+        << spread.output;
+    EXPECT_EQ(run("check " + dir + " --network " + kPlafrim + " --fail-on error").exit_code, 0);
+    // A fabric that cannot be read: the check cannot vouch for the run.
+    std::ofstream(tmp.path() / "bad.txt") << "Switch 36 \"S-0002\"\nnonsense\n";
+    auto broken = run("check " + dir + " --network " + (tmp.path() / "bad.txt").string());
+    EXPECT_EQ(broken.exit_code, 2) << broken.output;
+    EXPECT_NE(broken.output.find("bad.txt:"), std::string::npos) << broken.output;
+}
