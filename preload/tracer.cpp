@@ -277,8 +277,11 @@ void reinitialise_in_child(bool unseen_fork) {
     g_thread.tid = raw::gettid();
     g_thread.depth = 0;
     g_thread.traced = false;
+    // The parent is the process whose state this copy is: getppid() already
+    // says 1 when the parent ended first (daemon(3) _exits at once).
+    const int parent = p.pid;
     p.pid = raw::getpid();
-    p.ppid = raw::getppid();
+    p.ppid = parent > 0 ? parent : raw::getppid();
     arm_new_process_detector(p.pid);
     p.start_mono_ns = monotonic_ns();
     p.start_real_ns = realtime_ns();
