@@ -323,13 +323,29 @@ std::vector<MaskedBusy> busy_under_masks(const FlowView& flow) {
     return out;
 }
 
-}  // namespace
+// Each busy flow under each of its masks is a slot: its available CPUs
+// and cores, computed once (the sweep visits every piece twice), its
+// process (an index into process_of), and its busy pieces.
+struct Slot {
+    std::vector<unsigned> cpus;
+    std::vector<std::uint32_t> cores;
+    std::uint32_t process = 0;
+    std::uint32_t flow = 0;
+    std::uint32_t interval = 0;
+    std::vector<TimeSpan> pieces;
+};
 
-NodeLoad compute_node_load(const RunView& view, std::uint32_t node_index, const NodeLoadOptions& options) {
-    const NodeView& node = view.nodes[node_index];
-    NodeLoad load;
-    const std::size_t cpus = node.available.end_index();
+// A node's busy flows as slots, with the application processes they belong
+// to and the start and end of each busy piece (the thread sweep's events).
+struct BusySlots {
+    std::vector<Slot> slots;
+    std::vector<std::uint32_t> process_of;  // application processes with busy flows
+    std::vector<Event> flow_events;
+};
 
+// The node's run: from its first process's start to its last one's end
+// (launchers included).
+void set_run_bounds(const RunView& view, const NodeView& node, NodeLoad& load) {
     bool any = false;
     for (const auto* list : {&node.processes, &node.launchers})
         for (std::uint32_t p : *list) {
@@ -338,24 +354,15 @@ NodeLoad compute_node_load(const RunView& view, std::uint32_t node_index, const 
             load.run_end_ns = any ? std::max(load.run_end_ns, process.end_ns) : process.end_ns;
             any = true;
         }
-    const auto by_fraction = static_cast<std::int64_t>(options.min_overload_fraction * static_cast<double>(load.run_ns()));
-    const std::int64_t threshold = std::max(options.min_overload_ns, by_fraction);
-    load.threshold_ns = threshold;
+}
 
-    // Each busy flow under each of its masks is a slot: its available CPUs
-    // and cores, computed once (the sweep visits every piece twice), its
-    // process (an index into process_of), and its busy pieces.
-    struct Slot {
-        std::vector<unsigned> cpus;
-        std::vector<std::uint32_t> cores;
-        std::uint32_t process = 0;
-        std::uint32_t flow = 0;
-        std::uint32_t interval = 0;
-        std::vector<TimeSpan> pieces;
-    };
-    std::vector<Slot> slots;
-    std::vector<std::uint32_t> process_of;  // application processes with busy flows
-    std::vector<Event> flow_events;
+// Slots of every busy flow of the node's application processes; sets the
+// CPUs they reserve, the active flows and the processes' busy entries.
+BusySlots collect_busy_slots(const RunView& view, const NodeView& node, std::int64_t threshold, NodeLoad& load) {
+    BusySlots busy;
+    std::vector<Slot>& slots = busy.slots;
+    std::vector<std::uint32_t>& process_of = busy.process_of;
+    std::vector<Event>& flow_events = busy.flow_events;
     for (std::uint32_t p : node.processes) {
         const auto process_slot = static_cast<std::uint32_t>(process_of.size());
         bool has_busy = false;
@@ -408,23 +415,35 @@ NodeLoad compute_node_load(const RunView& view, std::uint32_t node_index, const 
             load.process_peak_flows.emplace_back(p, 0);
         }
     }
-    load.active_processes = process_of.size();
-    load.process_busy_ns.assign(process_of.size(), 0);
+    return busy;
+}
 
-    // The load series' bins over the node's run.
-    const std::size_t bins = load.run_ns() > 0 ? std::max<std::size_t>(1, options.series_bins) : 0;
-    const std::int64_t bin_ns =
-        bins ? std::max<std::int64_t>(1, (load.run_ns() + static_cast<std::int64_t>(bins) - 1) / static_cast<std::int64_t>(bins)) : 1;
+// The thread-granularity sweep's results beside NodeLoad: the demand of
+// each CPU and core over time, and the series' bins.
+struct DemandSweep {
     std::vector<SeriesBins> cpu_bins;
-    if (bins) cpu_bins.assign(cpus, SeriesBins(load.run_start_ns, bin_ns, bins));
-    SeriesBins busy_bins(load.run_start_ns, bin_ns, bins);
+    SeriesBins busy_bins;
+    std::vector<DemandTrack> cpu_track, core_track;
+};
 
-    // Thread granularity: fractional demand per CPU and per core, and how
-    // many distinct CPUs the busy flows' masks cover. Events of one moment
-    // are applied together; time is counted between moments.
-    std::vector<DemandTrack> cpu_track(cpus), core_track(node.cores.size());
+// Thread granularity: fractional demand per CPU and per core, and how many
+// distinct CPUs the busy flows' masks cover. Events of one moment are
+// applied together; time is counted between moments. Sets the peaks, the
+// crowded and over-demanded CPUs and the busy time of each process.
+DemandSweep sweep_thread_demand(const NodeView& node, BusySlots& busy, std::int64_t threshold, std::size_t bins,
+                                std::int64_t bin_ns, NodeLoad& load) {
+    const std::size_t cpus = node.available.end_index();
+    const std::vector<Slot>& slots = busy.slots;
+    const std::vector<std::uint32_t>& process_of = busy.process_of;
+    std::vector<Event>& flow_events = busy.flow_events;
+    DemandSweep d{{}, SeriesBins(load.run_start_ns, bin_ns, bins), std::vector<DemandTrack>(cpus),
+                  std::vector<DemandTrack>(node.cores.size())};
+    if (bins) d.cpu_bins.assign(cpus, SeriesBins(load.run_start_ns, bin_ns, bins));
+    std::vector<DemandTrack>& cpu_track = d.cpu_track;
+    std::vector<DemandTrack>& core_track = d.core_track;
+    SeriesBins& busy_bins = d.busy_bins;
     if (bins)
-        for (unsigned cpu = 0; cpu < cpus; ++cpu) cpu_track[cpu].bins = &cpu_bins[cpu];
+        for (unsigned cpu = 0; cpu < cpus; ++cpu) cpu_track[cpu].bins = &d.cpu_bins[cpu];
     std::vector<std::uint32_t> cpu_users(cpus, 0);  // busy slots whose mask holds the CPU
     std::size_t covered = 0;                          // CPUs with a user
     LevelTimes flows_at, crowded_flows_at, crowded_processes_at;
@@ -496,99 +515,111 @@ NodeLoad compute_node_load(const RunView& view, std::uint32_t node_index, const 
         if (core_track[c].over_ns >= threshold && core_track[c].over_ns > 0) load.core_over_demanded |= node.cores[c];
     for (const DemandTrack& d : cpu_track)
         load.peak_demand = std::max(load.peak_demand, static_cast<double>(d.tenths.sustained_peak(threshold)) / 10.0);
-    const std::int64_t window_episode_ns =
-        measure_over_demand(load, cpu_track, options.min_window_episode_ns,
-                            std::max(threshold / 4, options.creator_stretch_ns));
-    // The processes that made the demand: busy while CPUs were over-demanded
-    // for the threshold in all (a pool's parent that computed before it
-    // forked its workers and then waited for them is not one).
-    if (!load.over_demanded.empty()) {
-        std::vector<TimeSpan> over;
-        for (unsigned cpu : load.over_demanded)
-            if (cpu < cpu_track.size())
-                over.insert(over.end(), cpu_track[cpu].episodes.begin(), cpu_track[cpu].episodes.end());
-        over = merged(std::move(over));
-        std::vector<std::vector<TimeSpan>> busy_of(process_of.size());
-        for (const Slot& slot : slots)
-            busy_of[slot.process].insert(busy_of[slot.process].end(), slot.pieces.begin(), slot.pieces.end());
-        for (std::size_t s = 0; s < process_of.size(); ++s) {
-            const std::int64_t during = overlap_ns(merged(std::move(busy_of[s])), over);
-            if (during >= threshold && during > 0) load.over_demand_processes.push_back(process_of[s]);
+    return d;
+}
+
+// The processes that made the demand: busy while CPUs were over-demanded
+// for the threshold in all (a pool's parent that computed before it forked
+// its workers and then waited for them is not one).
+void find_over_demand_processes(const BusySlots& busy, const std::vector<DemandTrack>& cpu_track,
+                            std::int64_t threshold, NodeLoad& load) {
+const std::vector<Slot>& slots = busy.slots;
+const std::vector<std::uint32_t>& process_of = busy.process_of;
+    std::vector<TimeSpan> over;
+    for (unsigned cpu : load.over_demanded)
+        if (cpu < cpu_track.size())
+            over.insert(over.end(), cpu_track[cpu].episodes.begin(), cpu_track[cpu].episodes.end());
+    over = merged(std::move(over));
+    std::vector<std::vector<TimeSpan>> busy_of(process_of.size());
+    for (const Slot& slot : slots)
+        busy_of[slot.process].insert(busy_of[slot.process].end(), slot.pieces.begin(), slot.pieces.end());
+    for (std::size_t s = 0; s < process_of.size(); ++s) {
+        const std::int64_t during = overlap_ns(merged(std::move(busy_of[s])), over);
+        if (during >= threshold && during > 0) load.over_demand_processes.push_back(process_of[s]);
+    }
+}
+
+// Who was busy on the over-demanded CPUs while they were (in the episodes
+// the window kept), under which mask. Masks are few (threads of a team
+// share one): the episodes of each mask's over-demanded CPUs are merged once.
+void attribute_over_demand(const BusySlots& busy, const std::vector<DemandTrack>& cpu_track,
+                           std::int64_t window_episode_ns, NodeLoad& load) {
+    const std::vector<Slot>& slots = busy.slots;
+    std::map<std::vector<unsigned>, std::vector<TimeSpan>> episodes_of_mask;
+    for (const Slot& slot : slots) {
+        auto it = episodes_of_mask.find(slot.cpus);
+        if (it == episodes_of_mask.end()) {
+            std::vector<TimeSpan> all;
+            for (unsigned cpu : slot.cpus)
+                if (load.over_demanded.contains(cpu)) {
+                    std::vector<TimeSpan> mine = long_episodes(cpu_track[cpu], window_episode_ns);
+                    all.insert(all.end(), mine.begin(), mine.end());
+                }
+            it = episodes_of_mask.emplace(slot.cpus, merged(std::move(all))).first;
+        }
+        if (it->second.empty()) continue;
+        const std::int64_t ns = overlap_ns(slot.pieces, it->second);
+        if (ns > 0) load.over_demand_shares.push_back({slot.flow, slot.interval, ns});
+    }
+    std::stable_sort(load.over_demand_shares.begin(), load.over_demand_shares.end(),
+                     [](const OverDemandShare& a, const OverDemandShare& b) { return a.ns > b.ns; });
+    // A share as short as a creator's stretch beside its new threads
+    // names no competitor, unless every share is that short (a burst of
+    // short threads).
+    auto& shares = load.over_demand_shares;
+    if (!shares.empty() && shares.front().ns >= window_episode_ns)
+        std::erase_if(shares, [&](const OverDemandShare& x) { return x.ns < window_episode_ns; });
+}
+
+// The load series: per CPU the flows may use, or per group of cores.
+void build_load_series(const NodeView& node, const DemandSweep& d, std::size_t bins, std::int64_t bin_ns,
+                       const NodeLoadOptions& options, NodeLoad& load) {
+    const std::vector<SeriesBins>& cpu_bins = d.cpu_bins;
+    const SeriesBins& busy_bins = d.busy_bins;
+    LoadSeries& series = load.series;
+    series.start_ns = load.run_start_ns;
+    series.bin_ns = bin_ns;
+    series.bins = bins;
+    series.busy_flows.resize(bins);
+    for (std::size_t b = 0; b < bins; ++b) series.busy_flows[b] = busy_bins.mean(b);
+    // One row per CPU the flows may use; beyond series_max_rows, one per
+    // group of consecutive cores (their CPUs the flows may use).
+    const std::size_t rows = std::max<std::size_t>(1, options.series_max_rows);
+    std::vector<Cpuset> row_cpus;
+    if (load.reserved.count() <= rows) {
+        for (unsigned cpu : load.reserved) {
+            Cpuset one;
+            one.set(cpu);
+            row_cpus.push_back(one);
+        }
+    } else {
+        const std::vector<std::uint32_t> used = node.cores_touching(load.reserved);
+        const std::size_t per_row = (used.size() + rows - 1) / rows;
+        for (std::size_t first = 0; first < used.size(); first += per_row) {
+            Cpuset group;
+            for (std::size_t c = first; c < std::min(used.size(), first + per_row); ++c) group |= node.cores[used[c]];
+            row_cpus.push_back(group & load.reserved);
         }
     }
-
-    // Who was busy on the over-demanded CPUs while they were (in the
-    // episodes the window kept), under which mask. Masks are few (threads of a team share one): the episodes of
-    // each mask's over-demanded CPUs are merged once.
-    if (!load.over_demanded.empty()) {
-        std::map<std::vector<unsigned>, std::vector<TimeSpan>> episodes_of_mask;
-        for (const Slot& slot : slots) {
-            auto it = episodes_of_mask.find(slot.cpus);
-            if (it == episodes_of_mask.end()) {
-                std::vector<TimeSpan> all;
-                for (unsigned cpu : slot.cpus)
-                    if (load.over_demanded.contains(cpu)) {
-                        std::vector<TimeSpan> mine = long_episodes(cpu_track[cpu], window_episode_ns);
-                        all.insert(all.end(), mine.begin(), mine.end());
-                    }
-                it = episodes_of_mask.emplace(slot.cpus, merged(std::move(all))).first;
-            }
-            if (it->second.empty()) continue;
-            const std::int64_t ns = overlap_ns(slot.pieces, it->second);
-            if (ns > 0) load.over_demand_shares.push_back({slot.flow, slot.interval, ns});
-        }
-        std::stable_sort(load.over_demand_shares.begin(), load.over_demand_shares.end(),
-                         [](const OverDemandShare& a, const OverDemandShare& b) { return a.ns > b.ns; });
-        // A share as short as a creator's stretch beside its new threads
-        // names no competitor, unless every share is that short (a burst of
-        // short threads).
-        auto& shares = load.over_demand_shares;
-        if (!shares.empty() && shares.front().ns >= window_episode_ns)
-            std::erase_if(shares, [&](const OverDemandShare& x) { return x.ns < window_episode_ns; });
+    for (Cpuset& cpus_of_row : row_cpus) {
+        LoadSeries::Row row;
+        row.cpus = std::move(cpus_of_row);
+        row.demand.assign(bins, 0.0F);
+        const auto width = static_cast<float>(std::max<std::size_t>(1, row.cpus.count()));
+        for (unsigned cpu : row.cpus)
+            for (std::size_t b = 0; b < bins; ++b) row.demand[b] += cpu_bins[cpu].mean(b) / width;
+        row.over_demanded = row.cpus.intersects(load.over_demanded);
+        series.rows.push_back(std::move(row));
     }
+}
 
-    // The load series: per CPU the flows may use, or per group of cores.
-    if (bins) {
-        LoadSeries& series = load.series;
-        series.start_ns = load.run_start_ns;
-        series.bin_ns = bin_ns;
-        series.bins = bins;
-        series.busy_flows.resize(bins);
-        for (std::size_t b = 0; b < bins; ++b) series.busy_flows[b] = busy_bins.mean(b);
-        // One row per CPU the flows may use; beyond series_max_rows, one per
-        // group of consecutive cores (their CPUs the flows may use).
-        const std::size_t rows = std::max<std::size_t>(1, options.series_max_rows);
-        std::vector<Cpuset> row_cpus;
-        if (load.reserved.count() <= rows) {
-            for (unsigned cpu : load.reserved) {
-                Cpuset one;
-                one.set(cpu);
-                row_cpus.push_back(one);
-            }
-        } else {
-            const std::vector<std::uint32_t> used = node.cores_touching(load.reserved);
-            const std::size_t per_row = (used.size() + rows - 1) / rows;
-            for (std::size_t first = 0; first < used.size(); first += per_row) {
-                Cpuset group;
-                for (std::size_t c = first; c < std::min(used.size(), first + per_row); ++c) group |= node.cores[used[c]];
-                row_cpus.push_back(group & load.reserved);
-            }
-        }
-        for (Cpuset& cpus_of_row : row_cpus) {
-            LoadSeries::Row row;
-            row.cpus = std::move(cpus_of_row);
-            row.demand.assign(bins, 0.0F);
-            const auto width = static_cast<float>(std::max<std::size_t>(1, row.cpus.count()));
-            for (unsigned cpu : row.cpus)
-                for (std::size_t b = 0; b < bins; ++b) row.demand[b] += cpu_bins[cpu].mean(b) / width;
-            row.over_demanded = row.cpus.intersects(load.over_demanded);
-            series.rows.push_back(std::move(row));
-        }
-    }
-
-    // Process granularity: how many processes may use each CPU at one
-    // moment. A flow counts under each mask from its first to its last busy
-    // moment under it; a process is there while one of its flows is.
+// Process granularity: how many processes may use each CPU at one moment.
+// A flow counts under each mask from its first to its last busy moment
+// under it; a process is there while one of its flows is. Sets the shared
+// CPUs and the peak of processes.
+void sweep_process_sharing(const BusySlots& busy, std::size_t cpus, std::int64_t threshold, NodeLoad& load) {
+    const std::vector<Slot>& slots = busy.slots;
+    const std::vector<std::uint32_t>& process_of = busy.process_of;
     std::vector<Event> process_events;
     for (std::uint32_t i = 0; i < slots.size(); ++i) {
         const Slot& slot = slots[i];
@@ -602,7 +633,7 @@ NodeLoad compute_node_load(const RunView& view, std::uint32_t node_index, const 
     std::vector<std::int64_t> shared_since(cpus, -1), shared_ns(cpus, 0);
     std::vector<std::uint32_t> present(process_of.size(), 0);
     LevelTimes processes_at;
-    processes_alive = 0;
+    std::size_t processes_alive = 0;
     for (std::size_t i = 0; i < process_events.size();) {
         const std::int64_t t = process_events[i].t;
         if (i > 0) processes_at.add(processes_alive, subtract_saturating(t, process_events[i - 1].t));
@@ -633,6 +664,36 @@ NodeLoad compute_node_load(const RunView& view, std::uint32_t node_index, const 
     for (unsigned cpu = 0; cpu < cpus; ++cpu)
         if (shared_ns[cpu] >= threshold && shared_ns[cpu] > 0) load.shared.set(cpu);
     load.peak_processes = processes_at.sustained_peak(threshold);
+}
+
+}  // namespace
+
+NodeLoad compute_node_load(const RunView& view, std::uint32_t node_index, const NodeLoadOptions& options) {
+    const NodeView& node = view.nodes[node_index];
+    NodeLoad load;
+    set_run_bounds(view, node, load);
+    const auto by_fraction = static_cast<std::int64_t>(options.min_overload_fraction * static_cast<double>(load.run_ns()));
+    const std::int64_t threshold = std::max(options.min_overload_ns, by_fraction);
+    load.threshold_ns = threshold;
+
+    BusySlots busy = collect_busy_slots(view, node, threshold, load);
+    load.active_processes = busy.process_of.size();
+    load.process_busy_ns.assign(busy.process_of.size(), 0);
+
+    // The load series' bins over the node's run.
+    const std::size_t bins = load.run_ns() > 0 ? std::max<std::size_t>(1, options.series_bins) : 0;
+    const std::int64_t bin_ns =
+        bins ? std::max<std::int64_t>(1, (load.run_ns() + static_cast<std::int64_t>(bins) - 1) / static_cast<std::int64_t>(bins)) : 1;
+    const DemandSweep demand = sweep_thread_demand(node, busy, threshold, bins, bin_ns, load);
+    const std::int64_t window_episode_ns =
+        measure_over_demand(load, demand.cpu_track, options.min_window_episode_ns,
+                            std::max(threshold / 4, options.creator_stretch_ns));
+    if (!load.over_demanded.empty()) {
+        find_over_demand_processes(busy, demand.cpu_track, threshold, load);
+        attribute_over_demand(busy, demand.cpu_track, window_episode_ns, load);
+    }
+    if (bins) build_load_series(node, demand, bins, bin_ns, options, load);
+    sweep_process_sharing(busy, node.available.end_index(), threshold, load);
     return load;
 }
 
