@@ -89,15 +89,13 @@ std::vector<std::uint8_t> switch_levels(const Fabric& f) {
     return level;
 }
 
-NetworkFootprint compute_network_footprint(const Fabric& f, const FabricJoin& join) {
-    const auto& nodes = f.nodes();
-    NetworkFootprint out;
-    out.nodes = join.joined.size();
-    out.level = switch_levels(f);
-    for (std::uint32_t i = 0; i < nodes.size(); ++i)
-        if (nodes[i].kind == FabricNodeKind::Switch) out.levels = std::max<std::size_t>(out.levels, out.level[i]);
+namespace {
 
-    // Leaf capacities: the adapters under each switch.
+// Leaf capacities: the adapters under each switch, indexed by fabric node.
+// Sets the number of leaf switches, and capacity_known false when an
+// adapter has no host name.
+std::vector<std::size_t> leaf_capacities(const Fabric& f, NetworkFootprint& out) {
+    const auto& nodes = f.nodes();
     std::vector<std::size_t> capacity(nodes.size(), 0);
     for (std::uint32_t i = 0; i < nodes.size(); ++i) {
         if (nodes[i].kind != FabricNodeKind::Adapter) continue;
@@ -105,14 +103,25 @@ NetworkFootprint compute_network_footprint(const Fabric& f, const FabricJoin& jo
         const std::uint32_t s = attachment_switch(f, i);
         if (s != kNoFabricNode) ++capacity[s];
     }
-    std::vector<std::size_t> capacities;
+    std::size_t leaves = 0;
     for (std::uint32_t i = 0; i < nodes.size(); ++i)
-        if (capacity[i] > 0) capacities.push_back(capacity[i]);
-    out.leaf_switches = capacities.size();
+        if (capacity[i] > 0) ++leaves;
+    out.leaf_switches = leaves;
+    return capacity;
 
-    // The job's nodes, grouped by the switch they hang from.
+}
+
+// The job's nodes, grouped by the switch they hang from (or alone, by their
+// adapter, when it hangs from none).
+struct JobGroups {
     std::vector<Group> groups;
-    std::unordered_map<std::uint32_t, std::size_t> group_of;
+    std::unordered_map<std::uint32_t, std::size_t> group_of;  // origin -> index in groups
+};
+
+JobGroups group_job_nodes(const Fabric& f, const FabricJoin& join) {
+    JobGroups out;
+    std::vector<Group>& groups = out.groups;
+    std::unordered_map<std::uint32_t, std::size_t>& group_of = out.group_of;
     for (const JoinedNode& j : join.joined) {
         if (j.adapters.empty()) continue;
         const std::uint32_t a = j.adapters.front();
@@ -122,11 +131,20 @@ NetworkFootprint compute_network_footprint(const Fabric& f, const FabricJoin& jo
         if (added) groups.push_back(Group{origin, s == kNoFabricNode ? 0u : 1u, {}});
         groups[it->second].adapters.push_back(a);
     }
+    return out;
+}
+
+// The leaf switches used, most job nodes first, and the fewest that could
+// hold the job (largest first), when every capacity is known.
+void count_leaves(const std::vector<Group>& groups, const std::vector<std::size_t>& capacity, NetworkFootprint& out) {
     for (const Group& g : groups)
         if (g.offset == 1) out.leaves_used.push_back(LeafUse{g.origin, g.adapters.size(), capacity[g.origin]});
     std::stable_sort(out.leaves_used.begin(), out.leaves_used.end(),
                      [](const LeafUse& a, const LeafUse& b) { return a.job_nodes > b.job_nodes; });
     if (out.capacity_known) {
+        std::vector<std::size_t> capacities;
+        for (std::size_t c : capacity)
+            if (c > 0) capacities.push_back(c);
         std::sort(capacities.rbegin(), capacities.rend());
         std::size_t held = 0;
         for (std::size_t c : capacities) {
@@ -136,7 +154,15 @@ NetworkFootprint compute_network_footprint(const Fabric& f, const FabricJoin& jo
         }
     }
 
-    // Shortest paths: one search from each group's origin, over switches.
+}
+
+// Shortest paths: one search from each group's origin, over switches: the
+// hop histogram, and the switches and links on a shortest path between two
+// of the job's nodes.
+void measure_shortest_paths(const Fabric& f, const JobGroups& job, NetworkFootprint& out) {
+    const auto& nodes = f.nodes();
+    const std::vector<Group>& groups = job.groups;
+    const std::unordered_map<std::uint32_t, std::size_t>& group_of = job.group_of;
     std::vector<bool> switch_marks(nodes.size(), false), link_marks(f.links().size(), false);
     if (out.nodes >= 2)
         for (const Group& g : groups) {
@@ -201,63 +227,81 @@ NetworkFootprint compute_network_footprint(const Fabric& f, const FabricJoin& jo
     out.switches_crossed = marked(switch_marks);
     out.links_crossed = marked(link_marks);
 
-    // Real routes, where the switches' forwarding tables were read: from
-    // each node to each later one (routes need not be symmetric).
-    if (f.has_forwarding_tables() && out.nodes >= 2) {
-        std::vector<bool> routed_switches(nodes.size(), false), routed_links(f.links().size(), false);
-        std::vector<std::uint32_t> path_links;
-        // Every node in one order: by group, then within it.
-        std::vector<std::pair<std::size_t, std::uint32_t>> all;  // (group, adapter)
-        for (std::size_t gi = 0; gi < groups.size(); ++gi)
-            for (std::uint32_t a : groups[gi].adapters) all.emplace_back(gi, a);
-        for (std::size_t gi = 0; gi < groups.size(); ++gi) {
-            const Group& g = groups[gi];
-            std::size_t first_later = 0;  // index into `all` of this group's first node
-            while (first_later < all.size() && all[first_later].first != gi) ++first_later;
-            for (std::size_t di = first_later; di < all.size(); ++di) {
-                const auto [dg, dest] = all[di];
-                // Sources: the group's nodes before dest (all of them for a later group).
-                const std::uint64_t sources = dg == gi ? di - first_later : g.adapters.size();
-                if (sources == 0) continue;
-                const std::uint32_t lid = nodes[dest].lid;
-                std::uint32_t at = g.origin;
-                int hops = static_cast<int>(g.offset);
-                bool arrived = g.offset == 0 && at == dest;
-                path_links.clear();
-                while (!arrived && hops <= kMaxRouteHops && is_switch(f, at)) {
-                    const ForwardingTable* t = f.forwarding_table(at);
-                    if (t == nullptr || lid == 0 || lid >= t->out_port.size()) break;
-                    const std::uint16_t port = t->out_port[lid];
-                    if (port == ForwardingTable::kNoRoute || port == 0) break;
-                    const Fabric::Neighbour* nb = f.through_port(at, port);
-                    if (nb == nullptr) break;
-                    path_links.push_back(nb->link);
-                    at = nb->node;
-                    ++hops;
-                    arrived = at == dest;
-                }
-                if (!arrived) {
-                    out.unrouted_pairs += sources;
-                    continue;
-                }
-                add_pairs(out.routed_hop_pairs, static_cast<std::size_t>(hops), sources);
-                for (std::uint32_t l : path_links) {
-                    routed_links[l] = true;
-                    const FabricLink& link = f.links()[l];
-                    if (is_switch(f, link.a)) routed_switches[link.a] = true;
-                    if (is_switch(f, link.b)) routed_switches[link.b] = true;
-                }
-                if (g.offset == 1) {
-                    routed_switches[g.origin] = true;
-                    for (std::uint32_t a : g.adapters)
-                        for (const auto* nb = f.neighbours_begin(a); nb != f.neighbours_end(a); ++nb)
-                            if (nb->node == g.origin) routed_links[nb->link] = true;
-                }
+}
+
+// Real routes, where the switches' forwarding tables were read: from each
+// node to each later one (routes need not be symmetric).
+void follow_routes(const Fabric& f, const std::vector<Group>& groups, NetworkFootprint& out) {
+    const auto& nodes = f.nodes();
+    std::vector<bool> routed_switches(nodes.size(), false), routed_links(f.links().size(), false);
+    std::vector<std::uint32_t> path_links;
+    // Every node in one order: by group, then within it.
+    std::vector<std::pair<std::size_t, std::uint32_t>> all;  // (group, adapter)
+    for (std::size_t gi = 0; gi < groups.size(); ++gi)
+        for (std::uint32_t a : groups[gi].adapters) all.emplace_back(gi, a);
+    for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+        const Group& g = groups[gi];
+        std::size_t first_later = 0;  // index into `all` of this group's first node
+        while (first_later < all.size() && all[first_later].first != gi) ++first_later;
+        for (std::size_t di = first_later; di < all.size(); ++di) {
+            const auto [dg, dest] = all[di];
+            // Sources: the group's nodes before dest (all of them for a later group).
+            const std::uint64_t sources = dg == gi ? di - first_later : g.adapters.size();
+            if (sources == 0) continue;
+            const std::uint32_t lid = nodes[dest].lid;
+            std::uint32_t at = g.origin;
+            int hops = static_cast<int>(g.offset);
+            bool arrived = g.offset == 0 && at == dest;
+            path_links.clear();
+            while (!arrived && hops <= kMaxRouteHops && is_switch(f, at)) {
+                const ForwardingTable* t = f.forwarding_table(at);
+                if (t == nullptr || lid == 0 || lid >= t->out_port.size()) break;
+                const std::uint16_t port = t->out_port[lid];
+                if (port == ForwardingTable::kNoRoute || port == 0) break;
+                const Fabric::Neighbour* nb = f.through_port(at, port);
+                if (nb == nullptr) break;
+                path_links.push_back(nb->link);
+                at = nb->node;
+                ++hops;
+                arrived = at == dest;
+            }
+            if (!arrived) {
+                out.unrouted_pairs += sources;
+                continue;
+            }
+            add_pairs(out.routed_hop_pairs, static_cast<std::size_t>(hops), sources);
+            for (std::uint32_t l : path_links) {
+                routed_links[l] = true;
+                const FabricLink& link = f.links()[l];
+                if (is_switch(f, link.a)) routed_switches[link.a] = true;
+                if (is_switch(f, link.b)) routed_switches[link.b] = true;
+            }
+            if (g.offset == 1) {
+                routed_switches[g.origin] = true;
+                for (std::uint32_t a : g.adapters)
+                    for (const auto* nb = f.neighbours_begin(a); nb != f.neighbours_end(a); ++nb)
+                        if (nb->node == g.origin) routed_links[nb->link] = true;
             }
         }
-        out.routed_switches_crossed = marked(routed_switches);
-        out.routed_links_crossed = marked(routed_links);
     }
+    out.routed_switches_crossed = marked(routed_switches);
+    out.routed_links_crossed = marked(routed_links);
+}
+
+}  // namespace
+
+NetworkFootprint compute_network_footprint(const Fabric& f, const FabricJoin& join) {
+    const auto& nodes = f.nodes();
+    NetworkFootprint out;
+    out.nodes = join.joined.size();
+    out.level = switch_levels(f);
+    for (std::uint32_t i = 0; i < nodes.size(); ++i)
+        if (nodes[i].kind == FabricNodeKind::Switch) out.levels = std::max<std::size_t>(out.levels, out.level[i]);
+    const std::vector<std::size_t> capacity = leaf_capacities(f, out);
+    const JobGroups job = group_job_nodes(f, join);
+    count_leaves(job.groups, capacity, out);
+    measure_shortest_paths(f, job, out);
+    if (f.has_forwarding_tables() && out.nodes >= 2) follow_routes(f, job.groups, out);
     return out;
 }
 
