@@ -374,7 +374,27 @@ std::string check_hwloc_element(std::string_view tag, std::span<const XmlAttribu
 
 }  // namespace
 
-Status check_hwloc_xml_text(std::string_view text, const std::string& path) {
+namespace {
+
+// Whether nothing of the root's set is left once hwloc keeps only what is
+// also in its complete and allowed sets (a set hwloc's parser rejects is
+// left to hwloc).
+bool nothing_left(std::string_view set, std::string_view complete, std::string_view allowed) {
+    if (set.empty()) return false;
+    HwlocBitmap left, other;
+    if (!left.read(set) || hwloc_bitmap_iszero(left.get())) return false;
+    for (const std::string_view given : {complete, allowed}) {
+        if (given.empty()) continue;
+        if (!other.read(given)) return false;  // left to hwloc
+        hwloc_bitmap_and(left.get(), left.get(), other.get());
+    }
+    return hwloc_bitmap_iszero(left.get()) != 0;
+}
+
+// The file's head and tail: XML, an hwloc <topology> root of a format
+// version the library reads, not cut short. Sets v1_format (no version
+// attribute: hwloc 1.x's format).
+Status check_topology_frame(std::string_view text, const std::string& path, bool& v1_format) {
     std::string_view s = text;
     if (s.starts_with("\xEF\xBB\xBF")) s.remove_prefix(3);  // UTF-8 byte order mark
     s = skip_spaces(s);
@@ -405,7 +425,7 @@ Status check_hwloc_xml_text(std::string_view text, const std::string& path) {
     if (tag_end == std::string_view::npos)
         return hwloc_load_error(path, "the file ends inside the <topology> tag (truncated?)", kReexport);
     // Without a version attribute the file is hwloc 1.x's format, which hwloc 2 reads.
-    bool v1_format = true;
+    v1_format = true;
     if (const auto version = attribute_in_tag(root->substr(0, tag_end), "version")) {
         v1_format = false;
         unsigned major = 0;
@@ -434,8 +454,12 @@ Status check_hwloc_xml_text(std::string_view text, const std::string& path) {
     }
     if (!tail.ends_with("</topology>") && !root->substr(0, tag_end + 1).ends_with("/>"))
         return hwloc_load_error(path, "it does not end with </topology>: the file is truncated", kReexport);
-    // Last, the whole markup and what hwloc trusts in it: hwloc can crash on
-    // malformed XML, and on objects without a type or a cpuset.
+    return Ok{};
+}
+
+// The whole markup and what hwloc trusts in it: hwloc can crash on
+// malformed XML, and on objects without a type or a cpuset.
+Status check_topology_content(std::string_view text, const std::string& path, bool v1_format) {
     HwlocFileFacts facts;
     facts.v1_format = v1_format;
     facts.text = text;
@@ -469,17 +493,6 @@ Status check_hwloc_xml_text(std::string_view text, const std::string& path) {
     // hwloc will (the fuzzer's second file: a complete_cpuset with an empty
     // "0x" word, which hwloc reads and Cpuset does not); the syntax checks
     // above keep hwloc_bitmap_sscanf from asserting.
-    auto nothing_left = [](std::string_view set, std::string_view complete, std::string_view allowed) {
-        if (set.empty()) return false;
-        HwlocBitmap left, other;
-        if (!left.read(set) || hwloc_bitmap_iszero(left.get())) return false;
-        for (const std::string_view given : {complete, allowed}) {
-            if (given.empty()) continue;
-            if (!other.read(given)) return false;  // left to hwloc
-            hwloc_bitmap_and(left.get(), left.get(), other.get());
-        }
-        return hwloc_bitmap_iszero(left.get()) != 0;
-    };
     if (nothing_left(facts.root_cpuset, facts.root_complete_cpuset, facts.root_allowed_cpuset) ||
         nothing_left(facts.root_nodeset, facts.root_complete_nodeset, facts.root_allowed_nodeset))
         return hwloc_load_error(path,
@@ -487,6 +500,14 @@ Status check_hwloc_xml_text(std::string_view text, const std::string& path) {
                           "with its complete and allowed sets)",
                           kReexport);
     return Ok{};
+}
+
+}  // namespace
+
+Status check_hwloc_xml_text(std::string_view text, const std::string& path) {
+    bool v1_format = true;
+    if (Status frame = check_topology_frame(text, path, v1_format); !frame) return frame;
+    return check_topology_content(text, path, v1_format);
 }
 
 }  // namespace stacksage
