@@ -118,7 +118,8 @@ struct CpuQuotaReading {
 };
 
 struct ProcessImage {
-    std::string file;               // the log's path
+    std::string file;               // the log's path (a node file's stream: "<host>/node.events#N")
+    std::uint64_t stream = 0;       // its stream number in the node file; 0 for a log of its own
     std::string host;               // from process_start; "" when unknown
     std::int64_t pid = -1;
     std::int64_t ppid = -1;

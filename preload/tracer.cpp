@@ -97,7 +97,7 @@ void initialise() {
         p.state.store(static_cast<int>(TracerState::Disabled), std::memory_order_release);
         return;
     }
-    write_process_start("exec", p.log.image());
+    write_process_start("exec", 0);
     p.state.store(static_cast<int>(TracerState::Ready), std::memory_order_release);
 
     register_exit_recorder();

@@ -84,7 +84,8 @@ RunResult run(const RunOptions& options);
 
 // One process's event log.
 struct ProcessLog {
-    fs::path file;
+    fs::path file;                    // a .jsonl, or a node file's stream: "<OUT>/<host>/node.events#N"
+    bool stream_ended = true;         // a node file's stream: its end was recorded (not killed)
     std::vector<nlohmann::json> events;
     bool torn_last_line = false;      // the last line did not parse (tolerated)
     std::vector<std::string> errors;  // lines before the last that did not parse
@@ -98,7 +99,10 @@ struct ProcessLog {
 };
 
 ProcessLog read_log(const fs::path& file);
-// Every *.jsonl under OUT/<host>/, sorted by file name.
+// Every stream of a node file (OUT/<host>/node.events), in stream order.
+std::vector<ProcessLog> read_node_file_streams(const fs::path& file);
+// Every stream of every node.events (and every *.jsonl of the earlier
+// layout) under OUT/<host>/, by file name, then stream.
 std::vector<ProcessLog> read_logs(const fs::path& out);
 
 // Base name of a path-valued field ("/lib/x86_64-linux-gnu/libgomp.so.1" -> "libgomp.so.1"),
