@@ -456,6 +456,8 @@ private:
         run_.stats.logs_skipped += host.logs_skipped;
         run_.stats.events += host.events;
         run_.stats.streams += host.streams;
+        // Logs: one per process image, whether a stream or a file.
+        run_.stats.logs = run_.stats.logs + host.streams - host.node_event_files.size();
     }
 
     // The images of one pid follow each other (exec: one ends where the next

@@ -40,7 +40,7 @@ struct RunLoadOptions {
 
 struct RunLoadStats {
     std::size_t hosts = 0;
-    std::size_t logs = 0;          // event-log files found (node event files included)
+    std::size_t logs = 0;          // event logs: node files' streams, and files of the earlier layout
     std::size_t streams = 0;       // streams read from node event files (one per process image)
     std::size_t logs_skipped = 0;  // corrupt, unreadable, or a duplicate of another log of the pid
     std::size_t events = 0;

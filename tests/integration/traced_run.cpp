@@ -221,12 +221,27 @@ std::vector<ProcessLog> read_node_file_streams(const fs::path& file) {
     std::vector<ProcessLog> logs;
     Result<NodeFile> node = parse_node_file(file_text(file), file.string(), formats::node_file::FileKind::events);
     if (!node) throw std::runtime_error(node.error().message);
+    std::map<std::int64_t, int> images_of_pid;
     for (const NodeStream& s : node->streams) {
         ProcessLog log = log_from_text(std::string(s.text), fs::path(file.string() + "#" + std::to_string(s.stream)));
         log.stream_ended = s.ended;
+        log.image = images_of_pid[s.pid]++;
         logs.push_back(std::move(log));
     }
     return logs;
+}
+
+std::string model_text_of(const ProcessLog& log) {
+    const std::string name = log.file.filename().string();
+    const std::size_t hash = name.find('#');
+    if (hash == std::string::npos) return {};
+    const std::uint64_t stream = std::stoull(name.substr(hash + 1));
+    const fs::path models = log.file.parent_path() / "node.models";
+    Result<NodeFile> node = parse_node_file(file_text(models), models.string(), formats::node_file::FileKind::models);
+    if (!node) return {};
+    for (const NodeStream& s : node->streams)
+        if (s.of_stream == stream) return std::string(s.text);
+    return {};
 }
 
 std::vector<ProcessLog> read_logs(const fs::path& out) {
@@ -244,6 +259,7 @@ std::vector<ProcessLog> read_logs(const fs::path& out) {
     for (const auto& f : files) {
         if (f.extension() == ".jsonl") {
             logs.push_back(read_log(f));
+            if (!logs.back().events.empty()) logs.back().image = logs.back().start().value("image", 0);
             continue;
         }
         for (ProcessLog& log : read_node_file_streams(f)) logs.push_back(std::move(log));

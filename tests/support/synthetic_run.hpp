@@ -311,6 +311,9 @@ struct SyntheticCluster {
     long threads = 16;   // per rank, the main thread included
     long cores = 64;     // per node: hwloc synthetic "pack:2 core:C/2 pu:1"; even
     bool bound = false;  // each rank on core (rank % cores); otherwise on the whole node
+    // > 0: each rank bound to this many cores of its own (rank r to cores
+    // [r*K, r*K+K-1], modulo the usable cores), as `--map-by ppr:R:node:PE=K`.
+    long cores_per_rank = 0;
     // Node numbers (1-based) that differ from the others:
     std::set<long> overloaded_nodes;  // each rank runs twice its threads
     std::set<long> idle_nodes;        // the ranks are kept to the first half of the cores
@@ -352,8 +355,11 @@ inline void write_synthetic_cluster(const std::filesystem::path& dir, const Synt
         for (long r = 0; r < c.ranks; ++r) {
             const long rank = (n - 1) * c.ranks + r;
             const unsigned threads = static_cast<unsigned>(overloaded ? 2 * c.threads : c.threads);
-            SyntheticProcess p =
-                busy_process(host, 10000 + r, rank, threads, c.bound ? std::to_string(r % usable) : all);
+            const long first = (r * c.cores_per_rank) % usable;
+            const std::string mask = c.cores_per_rank > 0 ? fmt::format("{}-{}", first, std::min(usable - 1, first + c.cores_per_rank - 1))
+                                     : c.bound              ? std::to_string(r % usable)
+                                                            : all;
+            SyntheticProcess p = busy_process(host, 10000 + r, rank, threads, mask);
             for (SyntheticThread& t : p.threads) t.start_ns = p.start_ns + 1'000'000 + ((n - 1) % 5) * c.stagger_ns;
             if (c.odd_nodes.count(n) > 0)
                 for (std::size_t i = 0; i < p.threads.size(); ++i)
