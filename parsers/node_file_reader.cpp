@@ -52,7 +52,7 @@ Result<NodeFile> parse_node_file(std::string bytes, const std::string& label, nf
     file.bytes = std::move(bytes);
     const std::string& b = file.bytes;
     nf::NodeFileHeader header{};
-    if (b.size() < sizeof header) return bad_file(label, "too short for a node file (" + std::to_string(b.size()) + " bytes)");
+    if (b.size() < sizeof header) return bad_file(label, "not a stacksage node file (" + std::to_string(b.size()) + " bytes, shorter than its header)");
     std::memcpy(&header, b.data(), sizeof header);
     if (std::memcmp(header.magic, nf::kFileMagic, sizeof header.magic) != 0)
         return bad_file(label, "not a stacksage node file (no node-file header)");
