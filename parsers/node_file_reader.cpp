@@ -1,6 +1,11 @@
 #include "parsers/node_file_reader.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <map>
 
@@ -127,6 +132,38 @@ Result<NodeFile> parse_node_file(std::string bytes, const std::string& label, nf
         file.streams.push_back(info);
     }
     return file;
+}
+
+Result<std::string> read_node_stream(const std::string& path, const std::string& label, std::uint64_t stream,
+                                     const std::uint64_t* offsets, std::size_t count) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) return make_error(label + ": cannot be read: " + std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        return make_error(label + ": not a regular file");
+    }
+    std::string text;
+    std::uint64_t end = ~std::uint64_t{0};
+    for (std::size_t i = 0; i < count; ++i) {
+        nf::RegionHeader h{};
+        const bool header_read = ::pread(fd, &h, sizeof h, static_cast<off_t>(offsets[i])) == static_cast<ssize_t>(sizeof h);
+        if (!header_read || std::memcmp(h.magic, nf::kRegionMagic, sizeof h.magic) != 0 || h.stream != stream ||
+            h.seq != i || h.header_bytes < sizeof h || h.region_bytes <= h.header_bytes ||
+            h.region_bytes > nf::kMaxRegionBytes) {
+            ::close(fd);
+            return make_error(label + ": region " + std::to_string(i) + " of stream " + std::to_string(stream) +
+                              " is not where its writer put it");
+        }
+        if (i == 0 && (h.stream_end & nf::kStreamEnded) != 0) end = h.stream_end & ~nf::kStreamEnded;
+        const std::size_t at = text.size(), want = h.region_bytes - h.header_bytes;
+        text.resize(at + want);
+        const ssize_t n = ::pread(fd, text.data() + at, want, static_cast<off_t>(offsets[i] + h.header_bytes));
+        text.resize(at + (n > 0 ? static_cast<std::size_t>(n) : 0));
+    }
+    ::close(fd);
+    if (text.size() > end) text.resize(end);
+    return text;
 }
 
 Result<NodeFile> read_node_file(const std::string& path, const std::string& label, nf::FileKind kind) {

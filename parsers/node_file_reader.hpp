@@ -55,6 +55,17 @@ bool is_node_file_name(std::string_view name, formats::node_file::FileKind kind)
 //         or is no node file of `kind` (wrong magic, version or kind).
 Result<NodeFile> read_node_file(const std::string& path, const std::string& label,
                                 formats::node_file::FileKind kind);
+// One stream's text, read from the regions at `offsets` only (its regions in
+// stream order, as its writer knows them), not the whole file: what a
+// process reads back of its own stream at exit, whatever the number of
+// processes on the node. Each region's header must name `stream` and its
+// place; the file must be a regular file (opened non-blocking, no link
+// followed).
+// \return the text (cut at the recorded length when the stream ended).
+// \return an Error "<label>: ..." when a region is not the stream's.
+Result<std::string> read_node_stream(const std::string& path, const std::string& label, std::uint64_t stream,
+                                     const std::uint64_t* offsets, std::size_t count);
+
 // As read_node_file, on bytes already in memory (tests).
 Result<NodeFile> parse_node_file(std::string bytes, const std::string& label, formats::node_file::FileKind kind);
 

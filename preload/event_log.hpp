@@ -86,6 +86,10 @@ public:
     // This image's stream in it: 1, 2, ... in the order the node's processes
     // opened them.
     std::uint64_t stream() const { return stream_; }
+    // Where this stream's regions are in the node file, in stream order (the
+    // model writer reads its own stream from these, not the whole file).
+    const std::uint64_t* region_offsets() const { return region_offset_; }
+    std::size_t region_count() const { return regions_.load(std::memory_order_acquire); }
     // The node file, for the other streams a process writes at its end (its
     // sampling summary, its model) with write_whole_stream.
     NodeFile& node_file() { return node_; }

@@ -49,8 +49,8 @@ std::string publish(const fs::path& dir, std::int64_t pid, std::int64_t rank, st
     return {};
 }
 
-int write_model(const char* host_dir, const char* log_name, std::uint64_t stream, std::int64_t pid,
-                std::int64_t rank, char* error, size_t error_cap) {
+int write_model(const char* host_dir, const char* log_name, std::uint64_t stream, const std::uint64_t* region_offsets,
+                std::size_t regions, std::int64_t pid, std::int64_t rank, char* error, size_t error_cap) {
     const fs::path dir(host_dir);
     const fs::path topology = dir / formats::run_layout::kTopologyXml;
     // The first process of the node to get here converts the node's topology
@@ -74,23 +74,18 @@ int write_model(const char* host_dir, const char* log_name, std::uint64_t stream
     // The log read as the analyzer reads it (parsers/process_log.hpp): the
     // trailing NULs of the stream's last region (its length is recorded only
     // after this) and torn lines of threads still writing are skipped there.
-    // The node file is read back by its name, which someone may have given
-    // to a FIFO or a link meanwhile (OUT may be a shared /tmp): read_node_file
-    // reads only a regular file, non-blocking.
+    // Only this stream's regions are read (a node of thousands of
+    // processes costs each of them its own bytes, not the whole file), by
+    // the file's name, which someone may have given to a FIFO or a link
+    // meanwhile (OUT may be a shared /tmp): read_node_stream reads only a
+    // regular file, non-blocking, and only regions that name this stream.
     const fs::path log = dir / log_name;
-    Result<NodeFile> node = read_node_file(log.string(), log.string(), formats::node_file::FileKind::events);
-    if (!node) {
-        set_error(error, error_cap, node.error().message);
+    Result<std::string> own = read_node_stream(log.string(), log.string(), stream, region_offsets, regions);
+    if (!own) {
+        set_error(error, error_cap, own.error().message);
         return 1;
     }
-    const NodeStream* own = nullptr;
-    for (const NodeStream& s : node->streams)
-        if (s.stream == stream) own = &s;
-    if (own == nullptr) {
-        set_error(error, error_cap, log.string() + ": stream " + std::to_string(stream) + " is not in the file");
-        return 1;
-    }
-    Result<ProcessImage> image = parse_process_log(own->text, node_stream_label(log.string(), stream));
+    Result<ProcessImage> image = parse_process_log(*own, node_stream_label(log.string(), stream));
     if (!image) {
         set_error(error, error_cap, image.error().message);
         return 1;
@@ -109,11 +104,11 @@ int write_model(const char* host_dir, const char* log_name, std::uint64_t stream
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) int stacksage_write_process_model(
-    const char* host_dir, const char* log_name, uint64_t stream, int64_t pid, int64_t rank, char* error,
-    size_t error_cap) {
+    const char* host_dir, const char* log_name, uint64_t stream, const uint64_t* region_offsets, size_t regions,
+    int64_t pid, int64_t rank, char* error, size_t error_cap) {
     // Nothing may escape into the application's exit path.
     try {
-        return write_model(host_dir, log_name, stream, pid, rank, error, error_cap);
+        return write_model(host_dir, log_name, stream, region_offsets, regions, pid, rank, error, error_cap);
     } catch (const std::exception& e) {
         set_error(error, error_cap, e.what());
     } catch (...) {

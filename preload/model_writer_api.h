@@ -15,6 +15,8 @@ extern "C" {
 #define kStacksageModelWriterSymbol "stacksage_write_process_model"
 
 /* Reads stream `stream` of <host_dir>/<log_name> (the node's event file;
+ * from its `regions` regions at `region_offsets`, in stream order, not the
+ * whole file;
  * and <host_dir>/topology.xml when present), builds the process's model and
  * writes it as a stream of <host_dir>/node.models linked to that stream.
  * Returns 0 on success, with a note in error when something was worked
@@ -23,10 +25,12 @@ extern "C" {
  * a file in host_dir: a FIFO there is refused, a held lock waited for a
  * bounded time (parsers/node_topology_cache.hpp). */
 typedef int (*StacksageWriteProcessModel)(const char* host_dir, const char* log_name, uint64_t stream,
-                                          int64_t pid, int64_t rank, char* error, size_t error_cap);
+                                          const uint64_t* region_offsets, size_t regions, int64_t pid,
+                                          int64_t rank, char* error, size_t error_cap);
 
-int stacksage_write_process_model(const char* host_dir, const char* log_name, uint64_t stream, int64_t pid,
-                                  int64_t rank, char* error, size_t error_cap);
+int stacksage_write_process_model(const char* host_dir, const char* log_name, uint64_t stream,
+                                  const uint64_t* region_offsets, size_t regions, int64_t pid, int64_t rank,
+                                  char* error, size_t error_cap);
 
 #ifdef __cplusplus
 }

@@ -133,3 +133,28 @@ TEST(NodeFileReader, AFileOfAnotherKindVersionOrNoneIsRefusedByName) {
     ASSERT_FALSE(future);
     EXPECT_NE(future.error().message.find("newer stacksage"), std::string::npos);
 }
+
+TEST(NodeFileReader, OneStreamIsReadFromItsOwnRegionsOnly) {
+    const std::string a = log_of(100, 0, 6), b = log_of(200, 1, 6);
+    NodeFileWriter w("n01");
+    w.add_stream(a, 100, 0, true, 0, 512);
+    w.add_stream(b, 200, 1, /*ended=*/false, 0, 512);
+    // Where stream 2's regions are, as its writer would know them.
+    std::vector<std::uint64_t> offsets, wrong;
+    for (std::uint64_t at = nf::kNodeHeaderBytes; at < w.bytes().size();) {
+        nf::RegionHeader h{};
+        std::memcpy(&h, w.bytes().data() + at, sizeof h);
+        (h.stream == 2 ? offsets : wrong).push_back(at);
+        at += h.region_bytes;
+    }
+    TempDir dir;
+    const std::string path = (dir.path() / "node.events").string();
+    SyntheticRun::write_file(path, w.bytes());
+    auto text = read_node_stream(path, "node.events", 2, offsets.data(), offsets.size());
+    ASSERT_TRUE(text) << text.error().message;
+    EXPECT_EQ(text->substr(0, b.size()), b);  // not ended: the rest of its last region follows (NULs)
+    EXPECT_EQ(text->find_first_not_of('\0', b.size()), std::string::npos);
+    auto other = read_node_stream(path, "node.events", 2, wrong.data(), wrong.size());
+    ASSERT_FALSE(other);
+    EXPECT_NE(other.error().message.find("region 0 of stream 2 is not where its writer put it"), std::string::npos);
+}
