@@ -9,25 +9,11 @@
 #include <cstring>
 #include <map>
 
-#include "core/formats/run_layout.hpp"
 #include "parsers/input_file.hpp"
 
 namespace stacksage {
 
 namespace nf = formats::node_file;
-namespace layout = formats::run_layout;
-
-bool is_node_file_name(std::string_view name, nf::FileKind kind) {
-    const std::string_view suffix = kind == nf::FileKind::events    ? layout::kNodeEventsSuffix
-                                    : kind == nf::FileKind::samples ? layout::kNodeSamplesSuffix
-                                                                    : layout::kNodeModelsSuffix;
-    const std::string_view prefix = layout::kNodeFilePrefix;
-    if (!name.starts_with(prefix) || !name.ends_with(suffix)) return false;
-    std::string_view middle = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
-    if (middle.empty()) return true;
-    if (middle.front() != '.' || middle.size() < 2) return false;
-    return std::all_of(middle.begin() + 1, middle.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
 
 namespace {
 

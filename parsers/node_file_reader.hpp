@@ -46,9 +46,6 @@ struct NodeFile {
     std::deque<std::string> joined;   // the texts of streams of more than one region
 };
 
-// True for a node file's name of `kind` ("node.events", "node.1.events").
-bool is_node_file_name(std::string_view name, formats::node_file::FileKind kind);
-
 // Reads the node file at path (label: the name messages use).
 // \return its streams.
 // \return an Error "<label>: ...; the file is skipped" when it cannot be read

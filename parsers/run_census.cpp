@@ -11,6 +11,7 @@
 #include "core/formats/event_schema.hpp"
 #include "parsers/input_file.hpp"
 #include "parsers/node_file_reader.hpp"
+#include "parsers/run_directory.hpp"
 
 namespace stacksage {
 

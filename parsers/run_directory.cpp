@@ -100,6 +100,18 @@ std::string model_file_of(std::string_view log) {
     return std::string(log_stem(log)) + std::string(run_layout::kModelSuffix);
 }
 
+bool is_node_file_name(std::string_view name, formats::node_file::FileKind kind) {
+    const std::string_view suffix = kind == formats::node_file::FileKind::events    ? formats::run_layout::kNodeEventsSuffix
+                                    : kind == formats::node_file::FileKind::samples ? formats::run_layout::kNodeSamplesSuffix
+                                                                    : formats::run_layout::kNodeModelsSuffix;
+    const std::string_view prefix = formats::run_layout::kNodeFilePrefix;
+    if (!name.starts_with(prefix) || !name.ends_with(suffix)) return false;
+    std::string_view middle = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+    if (middle.empty()) return true;
+    if (middle.front() != '.' || middle.size() < 2) return false;
+    return std::all_of(middle.begin() + 1, middle.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 std::string node_stream_label(std::string_view node_file, std::uint64_t stream) {
     return std::string(node_file) + "#" + std::to_string(stream);
 }

@@ -28,6 +28,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/formats/node_file_format.hpp"
 #include "core/formats/run_layout.hpp"
 #include "core/result.hpp"
 
@@ -77,6 +78,9 @@ std::string model_file_of(std::string_view log);
 // "n2" before "n10": digit runs compare as numbers. The order of hosts, and
 // of the notes about them.
 bool natural_less(std::string_view a, std::string_view b);
+
+// True for a node file's name of `kind` ("node.events", "node.1.events").
+bool is_node_file_name(std::string_view name, formats::node_file::FileKind kind);
 
 // The name under which notes give a node file's stream: "n01/node.events#17".
 std::string node_stream_label(std::string_view node_file, std::uint64_t stream);

@@ -1,6 +1,7 @@
 #include "tests/integration/traced_run.hpp"
 
 #include "parsers/node_file_reader.hpp"
+#include "parsers/run_directory.hpp"
 
 #include "cli/sanitizer_runtime.hpp"
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "parsers/node_file_reader.hpp"
+#include "parsers/run_directory.hpp"
 #include "parsers/process_log.hpp"
 #include "tests/support/node_file_writer.hpp"
 #include "tests/support/synthetic_run.hpp"
