@@ -354,6 +354,8 @@ void give(const Warning& w) {
     line.field(schema::fix, w.fix);
     line.field(schema::message, message);
     line.field_bool(schema::said, say_it);
+    // From the watcher thread, into this image's stream of the node's event
+    // file (emit goes through append_to_node_file, as recorder threads do).
     emit(line, schema::event);
 }
 
@@ -468,7 +470,7 @@ void start_live_watcher() {
     read_settings();
     if (!g_settings.on) return;
     NodeRegistry& registry = node_registry();
-    if (!registry.open(p.log.host_dir_fd())) return;
+    if (!registry.open(p.log.host_dir())) return;
     registry.enter(p.pid, static_cast<int>(p.rank), own_omp_threads());
 }
 

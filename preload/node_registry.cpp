@@ -79,6 +79,8 @@ bool NodeRegistry::open(int host_dir_fd) {
         return refuse();
     }
     fd_ = move_to_high_fd(static_cast<int>(fd));
+    dev_ = st.st_dev;
+    ino_ = st.st_ino;
     slots_ = reinterpret_cast<RegistrySlot*>(reinterpret_cast<char*>(map) + 64);
     header_ = header;
     return true;
@@ -104,9 +106,14 @@ bool NodeRegistry::enter(int pid, int rank, int omp_threads) {
     return false;
 }
 
+bool NodeRegistry::own_file(int fd) const {
+    struct stat st{};
+    return fd >= 0 && raw::fstat(fd, &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_;
+}
+
 bool NodeRegistry::try_lock() {
     if (locked_) return true;
-    if (fd_ < 0) return false;
+    if (!own_file(fd_)) return false;
     locked_ = raw::syscall6(SYS_flock, fd_, LOCK_EX | LOCK_NB) == 0;
     return locked_;
 }
@@ -115,7 +122,8 @@ void NodeRegistry::after_fork_in_child(int pid, int rank, int omp_threads) {
     if (header_ == nullptr) return;
     // Closing the inherited copy does not release the parent's lock (flock
     // locks belong to the open file description, which the parent still holds).
-    if (fd_ >= 0) raw::close(fd_);
+    // Not when the number is the application's by now.
+    if (own_file(fd_)) raw::close(fd_);
     fd_ = -1;
     locked_ = false;
     enter(pid, rank, omp_threads);

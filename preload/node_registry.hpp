@@ -84,7 +84,12 @@ public:
 private:
     RegistryHeader* header_ = nullptr;
     RegistrySlot* slots_ = nullptr;
+    // Our descriptor of the registry, and the file's identity: the
+    // application may have closed it (a daemon closes every descriptor) and
+    // got the number for a file of its own, which is never locked or closed.
+    bool own_file(int fd) const;
     int fd_ = -1;
+    std::uint64_t dev_ = 0, ino_ = 0;
     bool locked_ = false;
 };
 

@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "core/formats/event_schema.hpp"
 #include "preload/cpu_mask.hpp"
@@ -72,7 +73,21 @@ std::uint64_t age_ns(int tid) {
     return now_ns > started_ns ? now_ns - started_ns : 0;
 }
 
-void write_untraced(int tid, std::int64_t cpu_ns) {
+// The task's name (comm), "" when it cannot be read.
+void task_name(int tid, char* name, std::size_t cap) {
+    char path[64];
+    TextBuffer(path, sizeof path).add("/proc/self/task/").add_int(tid).add("/comm");
+    long len = raw::read_small_file(AT_FDCWD, path, name, cap);
+    if (len > 0 && name[len - 1] == '\n') --len;
+    name[len > 0 ? len : 0] = '\0';
+}
+
+// A thread of the recorder's name ("stacksage-live", "stacksage-drain"),
+// registered or not: the live watcher leaves the registry before it returns,
+// and when the application's threads are all gone exit() runs on it.
+bool has_recorder_name(const char* name) { return std::strncmp(name, "stacksage", 9) == 0; }
+
+void write_untraced(int tid, std::int64_t cpu_ns, const char* name) {
     namespace usage = event_schema::thread_usage_at_exit;
     char buf[512];
     JsonLine line(buf, sizeof buf);
@@ -81,12 +96,7 @@ void write_untraced(int tid, std::int64_t cpu_ns) {
     line.field(usage::cpu_us, cpu_ns / 1000);
     if (const std::uint64_t age = age_ns(tid); age > 0) line.field_u(usage::duration_ns, age);
     line.field_bool(usage::untraced, true);
-    char path[64];
-    TextBuffer(path, sizeof path).add("/proc/self/task/").add_int(tid).add("/comm");
-    char name[64];
-    long len = raw::read_small_file(AT_FDCWD, path, name, sizeof name);
-    if (len > 0 && name[len - 1] == '\n') name[--len] = '\0';
-    if (len > 0) line.field(usage::name, name);
+    if (name[0] != '\0') line.field(usage::name, name);
     CpuMask mask;
     if (mask.read_thread(tid)) line.field_mask(usage::cpuset, mask);
     emit(line, usage::event);
@@ -119,12 +129,14 @@ std::int64_t write_usage_of_untraced_tasks() {
             if (tid == pid || is_registered(tid)) continue;
             const std::int64_t cpu_ns = read_thread_cpu_ns(tid == current_tid() ? 0 : tid);
             if (cpu_ns < 0) continue;  // ended meanwhile
-            if (is_recorder_thread(tid)) {
+            char name[64];
+            task_name(tid, name, sizeof name);
+            if (is_recorder_thread(tid) || has_recorder_name(name)) {
                 recorder_ns += cpu_ns;
                 continue;
             }
             if (written < kMaxUntracedTaskLines) {
-                write_untraced(tid, cpu_ns);
+                write_untraced(tid, cpu_ns, name);
                 ++written;
             }
         }
