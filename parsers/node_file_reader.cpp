@@ -86,9 +86,10 @@ Result<NodeFile> parse_node_file(std::string bytes, const std::string& label, nf
             s.info.ended = true;
             s.end = h.stream_end & ~nf::kStreamEnded;
         }
-        const std::uint64_t data_at = at + h.header_bytes;
-        const std::uint64_t data_len = std::min<std::uint64_t>(h.region_bytes - h.header_bytes,
-                                                               data_at < b.size() ? b.size() - data_at : 0);
+        // A header that claims more than the file holds keeps what is there
+        // (nothing, when its data would start past the end).
+        const std::uint64_t data_at = std::min<std::uint64_t>(at + h.header_bytes, b.size());
+        const std::uint64_t data_len = std::min<std::uint64_t>(h.region_bytes - h.header_bytes, b.size() - data_at);
         s.pieces.push_back({h.seq, data_at, data_len});
         at += h.region_bytes;
     }
@@ -142,7 +143,11 @@ Result<std::string> read_node_stream(const std::string& path, const std::string&
                               " is not where its writer put it");
         }
         if (i == 0 && (h.stream_end & nf::kStreamEnded) != 0) end = h.stream_end & ~nf::kStreamEnded;
-        const std::size_t at = text.size(), want = h.region_bytes - h.header_bytes;
+        // No more than the file holds there: a damaged header may claim up to
+        // kMaxRegionBytes.
+        const std::uint64_t data_at = offsets[i] + h.header_bytes;
+        const std::uint64_t held = static_cast<std::uint64_t>(st.st_size) > data_at ? st.st_size - data_at : 0;
+        const std::size_t at = text.size(), want = std::min<std::uint64_t>(h.region_bytes - h.header_bytes, held);
         text.resize(at + want);
         const ssize_t n = ::pread(fd, text.data() + at, want, static_cast<off_t>(offsets[i] + h.header_bytes));
         text.resize(at + (n > 0 ? static_cast<std::size_t>(n) : 0));

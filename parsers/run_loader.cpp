@@ -326,7 +326,8 @@ private:
                 host.notes.push_back({LoadNote::Level::Info, file,
                                       std::to_string(read->damaged_regions) +
                                           " region(s) with no readable header were stepped over (a process was "
-                                          "killed as it reserved one, or the file was damaged)"});
+                                          "killed as it reserved one, or could not grow into it: a full disk, a "
+                                          "file-size limit; or the file was damaged)"});
             for (const NodeStream& s : read->streams) {
                 ++host.streams;
                 const std::string label = node_stream_label(file, s.stream);

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -117,8 +118,10 @@ struct Sentinel {
 // so that the test knows its pid (and the names its logs will get) first.
 class Spawned {
 public:
+    // file_size_limit: RLIMIT_FSIZE in bytes for the program, with SIGXFSZ
+    // ignored (a write past it fails with EFBIG instead of killing it).
     Spawned(std::vector<std::string> argv, const std::optional<fs::path>& output,
-            std::map<std::string, std::string> extra_env = {}) {
+            std::map<std::string, std::string> extra_env = {}, std::optional<rlim_t> file_size_limit = std::nullopt) {
         std::map<std::string, std::string> env;
         for (char** e = environ; *e != nullptr; ++e) {
             const char* eq = std::strchr(*e, '=');
@@ -150,6 +153,11 @@ public:
             }
             ::dup2(out[1], 1);
             ::dup2(err[1], 2);
+            if (file_size_limit) {
+                ::signal(SIGXFSZ, SIG_IGN);
+                const struct rlimit lim{*file_size_limit, *file_size_limit};
+                if (::setrlimit(RLIMIT_FSIZE, &lim) != 0) ::_exit(126);
+            }
             ::execve(args[0], args.data(), envp.data());
             ::_exit(127);
         }
@@ -379,6 +387,46 @@ TEST(PreloadFaults, FullTmpfsOutputDirectory) {
         EXPECT_TRUE(log.errors.empty()) << log.file;
         EXPECT_FALSE(log.torn_last_line) << log.file;
     }
+}
+
+// A process whose stream can no longer grow (a file-size limit of its own:
+// the disk-full case without a full disk) ends its stream with the stop note
+// in the room it kept, its length recorded after it; the node's other
+// processes write their streams of the same file on, whole.
+TEST(PreloadFaults, AStreamThatCannotGrowEndsWithItsStopNoteAndTheOtherStreamsGoOn) {
+    TempDir out;
+    // The node file's header page and the stream's first region (16 KiB)
+    // fit under 64 KiB; its second region (256 KiB) does not.
+    Spawned limited({example("fault_cases"), "threads", "2000"}, out.path(), {}, rlim_t{64} << 10);
+    const RunResult stopped = limited.finish();
+    EXPECT_EQ(stopped.exit_code(), 6) << stopped.err;  // the application ran on
+    auto messages = recorder_messages(stopped.err);
+    ASSERT_EQ(messages.size(), 1u) << stopped.err;
+    EXPECT_NE(messages[0].find("cannot grow (File too large)"), std::string::npos) << messages[0];
+    RunResult other = run_fault({"threads", "200"}, out.path());
+    EXPECT_EQ(other.exit_code(), 6) << other.err;
+    EXPECT_TRUE(recorder_messages(other.err).empty()) << other.err;
+
+    const auto logs = read_logs(out.path());
+    ASSERT_EQ(logs.size(), 2u) << describe(logs);
+    for (const ProcessLog& log : logs) {
+        SCOPED_TRACE(log.file.string());
+        expect_well_formed(log);
+        expect_complete(log);  // both ended: no NULs, nothing torn
+        EXPECT_TRUE(log.stream_ended);
+    }
+    const ProcessLog& first = logs[0].pid() == limited.pid() ? logs[0] : logs[1];
+    const ProcessLog& second = &first == &logs[0] ? logs[1] : logs[0];
+    ASSERT_EQ(first.pid(), limited.pid());
+    const auto& note = first.events.back();
+    EXPECT_EQ(note["ev"], "log_stopped") << note.dump();
+    EXPECT_EQ(note["errno"], 27);  // EFBIG
+    EXPECT_EQ(note["how"], "exit");
+    EXPECT_FALSE(first.first("process_end"));
+    EXPECT_LT(first.all("thread_start").size(), 2000u);
+    ASSERT_TRUE(second.first("process_end"));
+    EXPECT_EQ(second.all("thread_start").size(), 200u);
+    EXPECT_EQ(second.all("thread_end").size(), 200u);
 }
 
 // ---------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 // damaged file leaves tolerated and said.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 
 #include "parsers/node_file_reader.hpp"
@@ -158,4 +159,40 @@ TEST(NodeFileReader, OneStreamIsReadFromItsOwnRegionsOnly) {
     auto other = read_node_stream(path, "node.events", 2, wrong.data(), wrong.size());
     ASSERT_FALSE(other);
     EXPECT_NE(other.error().message.find("region 0 of stream 2 is not where its writer put it"), std::string::npos);
+}
+
+// A damaged region header whose data would start past the file's end (its
+// header size claims more than the file holds): fuzz_node_file found the
+// reader cutting the text out of the file there, which threw. The region
+// keeps what the file holds of it (nothing), the streams before it are read.
+TEST(NodeFileReader, ARegionHeaderClaimingMoreThanTheFileHoldsGivesAnEmptyStream) {
+    NodeFileWriter w("n01");
+    const std::string a = log_of(100, 0, 2), b = log_of(200, 1, 2);
+    w.add_stream(a, 100, 0);
+    const std::size_t second = w.bytes().size();
+    w.add_stream(b, 200, 1);
+    nf::RegionHeader h{};
+    std::memcpy(&h, w.bytes().data() + second, sizeof h);
+    h.header_bytes = 1u << 20;  // 1 MiB of header in a file of a few KiB
+    h.region_bytes = std::uint64_t{2} << 20;
+    std::memcpy(w.bytes().data() + second, &h, sizeof h);
+    auto node = parse_node_file(w.bytes(), "n01/node.events", nf::FileKind::events);
+    ASSERT_TRUE(node) << node.error().message;
+    ASSERT_EQ(node->streams.size(), 2u);
+    EXPECT_EQ(node->streams[0].text, a);
+    EXPECT_TRUE(node->streams[1].text.empty());
+
+    // Read from its own regions, a region claiming 1 GiB is read as far as
+    // the file goes (never allocated whole), cut at the recorded length.
+    TempDir dir;
+    const std::string path = (dir.path() / "node.events").string();
+    std::memcpy(&h, w.bytes().data() + second, sizeof h);
+    h.header_bytes = sizeof h;
+    h.region_bytes = nf::kMaxRegionBytes;
+    std::memcpy(w.bytes().data() + second, &h, sizeof h);
+    SyntheticRun::write_file(path, w.bytes());
+    const std::uint64_t offset = second;
+    auto text = read_node_stream(path, "node.events", 2, &offset, 1);
+    ASSERT_TRUE(text) << text.error().message;
+    EXPECT_EQ(*text, b);
 }
