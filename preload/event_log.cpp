@@ -134,7 +134,7 @@ bool EventLog::reopen_in_child(long rank, int pid) {
     // found again by path) here; the node file's descriptor is, by
     // open_stream, before the stream's first region is reserved.
     if (host_dir() < 0) {
-        write_error_ = -ENOENT;
+        write_error_ = host_dir_error_;
         return false;
     }
     if (!node_.is_open()) {
@@ -148,14 +148,18 @@ int EventLog::host_dir() {
     if (same_host_dir(host_dir_fd_)) return host_dir_fd_;
     // Never closed here: the number may be the application's.
     host_dir_fd_ = -1;
+    host_dir_error_ = -ENOENT;
     if (out_dir_ == nullptr || host_path_[0] == '\0') return -1;
     // O_NOFOLLOW and the identity check: OUT may be a shared /tmp where the
     // directory was replaced meanwhile.
     long fd = raw::openat(AT_FDCWD, host_path_, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return -1;
+    if (fd < 0) {
+        host_dir_error_ = fd;  // gone, or no descriptor left (EMFILE)
+        return -1;
+    }
     if (!same_host_dir(static_cast<int>(fd))) {
         raw::close(static_cast<int>(fd));
-        return -1;
+        return -1;  // another directory by that name: ours is gone
     }
     host_dir_fd_ = move_to_high_fd(static_cast<int>(fd));
     return host_dir_fd_;

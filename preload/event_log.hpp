@@ -159,6 +159,7 @@ private:
     int host_dir_fd_ = -1;
     std::uint64_t host_dev_ = 0;  // identity of the host directory, checked before using it
     std::uint64_t host_ino_ = 0;
+    long host_dir_error_ = 0;  // why host_dir() last found no directory (-errno)
     NodeFile node_;
     long write_error_ = 0;
     bool quiet_ = false;

@@ -146,7 +146,8 @@ TEST(PreloadOwned, ExitFromAHandlerStillLeavesTheModelOut) {
 
 // Started with its standard error closed, the application's first open()
 // gets descriptor 2 for its data file. A recorder notice (the forked child
-// cannot create its log: descriptors used up) once landed inside that file;
+// cannot create its log: the recorder's descriptors closed, the others used
+// up) once landed inside that file;
 // it is now dropped, since descriptor 2 is not the standard error the process
 // started with.
 TEST(PreloadOwned, NoticesNeverGoIntoAFileAtDescriptorTwo) {
@@ -159,22 +160,16 @@ TEST(PreloadOwned, NoticesNeverGoIntoAFileAtDescriptorTwo) {
     EXPECT_EQ(c.traced.exit_code(), 3) << c.traced.err;
     EXPECT_NE(c.plain.out.find("DATA got descriptor 2"), std::string::npos) << c.plain.out;
     EXPECT_EQ(read_text(traced_data), "application data\n");
-    // Both images are recorded (the exec'ed one with its fork), and so is
-    // the child: its stream is in the node file its parent opened, so it
-    // needs no descriptor of its own (with a file per process it could not
-    // be recorded, and its notice was the one that landed in the data file).
-    ASSERT_EQ(c.logs.size(), 3u) << describe(c.logs);
+    // Both images are recorded (the exec'ed one with its fork); the child
+    // could not be: the application closed the recorder's descriptors and
+    // used up the rest, so its host directory could not be opened again.
+    ASSERT_EQ(c.logs.size(), 2u) << describe(c.logs);
     const ProcessLog* image = find_log(c.logs, "owned_descriptors", 1, "exec");
     ASSERT_NE(image, nullptr) << describe(c.logs);
-    auto fork = image->first("fork");
-    ASSERT_TRUE(fork);
+    EXPECT_TRUE(image->first("fork"));
     auto end = image->first("process_end");
     ASSERT_TRUE(end);
     EXPECT_EQ((*end)["status"], 3);
-    const ProcessLog* child = find_log(c.logs, "owned_descriptors", 0, "fork");
-    ASSERT_NE(child, nullptr) << describe(c.logs);
-    EXPECT_EQ(child->pid(), (*fork)["child_pid"]);
-    EXPECT_TRUE(child->first("process_end"));
 }
 
 // A daemon-like program closes every descriptor >= 3 (the recorder's host
