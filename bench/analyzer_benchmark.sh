@@ -14,7 +14,7 @@ for nodes in "$@"; do
     "$build/bench/stacksage_synthetic_run" "$out" --nodes "$nodes" --ranks 64 --threads 16 --bound >/dev/null
     sync
     # Warm the page cache once, as a report run right after a job would find it.
-    find "$out" -name "*.jsonl" -exec cat {} + >/dev/null
+    find "$out" -type f -exec cat {} + >/dev/null
     /usr/bin/time -f "wall %e s, user %U s, sys %S s, peak RSS %M KiB" \
         "$build/cli/stacksage" report "$out" --format json --timings -o "$work/report-$nodes.json" 2>&1 |
         sed "s/^/$nodes nodes: /"

@@ -8,7 +8,7 @@ target_include_directories(bench_preload_run_overhead PRIVATE ${STACKSAGE_SOURCE
 
 add_executable(bench_preload_startup preload_startup.cpp)
 target_include_directories(bench_preload_startup PRIVATE ${STACKSAGE_SOURCE_DIR})
-target_link_libraries(bench_preload_startup PRIVATE nlohmann_json::nlohmann_json)
+target_link_libraries(bench_preload_startup PRIVATE stacksage_parsers nlohmann_json::nlohmann_json)
 
 add_executable(bench_preload_ab_compare preload_ab_compare.cpp)
 target_include_directories(bench_preload_ab_compare PRIVATE ${STACKSAGE_SOURCE_DIR})

@@ -12,19 +12,30 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/preload_bench_support.hpp"
+#include "parsers/node_file_reader.hpp"
 
 using namespace stacksage::bench;
 
 namespace {
 
-// Constructor-to-main in microseconds, from the run's log and stdout.
+// Constructor-to-main in microseconds, from the run's log (the first stream
+// of its node.events, or a .jsonl of the earlier layout) and stdout.
 double constructor_to_main_us(const fs::path& out, const std::string& stdout_text) {
     for (const auto& host : fs::directory_iterator(out))
         for (const auto& f : fs::directory_iterator(host.path())) {
-            if (f.path().extension() != ".jsonl") continue;
-            std::ifstream in(f.path());
             std::string first;
-            std::getline(in, first);
+            if (f.path().filename() == "node.events") {
+                auto node = stacksage::read_node_file(f.path().string(), "node.events",
+                                                      stacksage::formats::node_file::FileKind::events);
+                if (!node || node->streams.empty()) continue;
+                const std::string_view text = node->streams.front().text;
+                first = std::string(text.substr(0, text.find('\n')));
+            } else if (f.path().extension() == ".jsonl") {
+                std::ifstream in(f.path());
+                std::getline(in, first);
+            } else {
+                continue;
+            }
             auto start = nlohmann::json::parse(first);
             double main_ns = std::stod(stdout_text);
             return (main_ns - start["monotonic_ns"].get<double>()) / 1000.0;

@@ -17,7 +17,7 @@ flags="--benchmark_repetitions=$reps --benchmark_enable_random_interleaving=true
 flags="$flags --benchmark_report_aggregates_only=true"
 median='grep -E "_median|Benchmark|^-|agree|DIFFER|^simdjson|files"'
 if [ -x "$build/bench/bench_json_readers" ]; then
-    "$build/bench/stacksage_synthetic_run" "$work/synthetic" --nodes 8 --ranks 64 --threads 16 --bound >/dev/null
+    "$build/bench/stacksage_synthetic_run" "$work/synthetic" --nodes 8 --ranks 64 --threads 16 --bound --per-process-logs >/dev/null
     inputs="synthetic=$work/synthetic"
     [ -d "$ref" ] && inputs="ref=$ref $inputs"
     echo "== bench_json_readers"

@@ -3,18 +3,23 @@
 // analyzer's benchmark (bench/analyzer_benchmark.sh) and for trying the
 // reports on a job of a thousand nodes.
 //
-//   stacksage_synthetic_run OUT --nodes 1024 --ranks 64 --threads 16 [--cores 64] [--bound]
-//                           [--overloaded-nodes LIST] [--idle-nodes LIST] [--stagger-ms MS]
+//   stacksage_synthetic_run OUT --nodes 1024 --ranks 64 --threads 16 [--cores 64] [--bound | --cores-per-rank K]
+//                           [--overloaded-nodes LIST] [--idle-nodes LIST] [--odd-nodes LIST]
+//                           [--stagger-ms MS] [--per-process-logs]
 //
 // Every node gets the same topology (hwloc synthetic "pack:2 core:C/2 pu:1",
 // with its own host name, n0001, n0002, ...), every rank a log with its main
 // thread and threads-1 OpenMP threads. --bound places each rank on its own
 // core (the threads then over-subscribe it, as with `--bind-to core` and too
-// many OMP threads); otherwise each rank may use the whole node. Nodes that
+// many OMP threads); --cores-per-rank K gives each rank K cores of its own
+// (as `--map-by ppr:R:node:PE=K`); otherwise each rank may use the whole node. Nodes that
 // differ, by number (1-based, "3,10-12"): --overloaded-nodes run twice the
 // threads per rank, --idle-nodes keep their ranks to the first half of the
-// cores. --stagger-ms makes alike nodes' figures differ: node n's threads
-// start (n-1) % 5 x MS after their process.
+// cores, --odd-nodes have their OpenMP threads pin themselves (half of them
+// to core 0). --stagger-ms makes alike nodes' figures differ: node n's
+// threads start (n-1) % 5 x MS after their process. Each node's processes
+// are streams of its OUT/<host>/node.events, as the recorder writes them;
+// --per-process-logs writes the earlier layout (one .jsonl per process).
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -53,8 +58,9 @@ bool parse_numbers(const std::string& text, std::set<long>& out) {
 
 int main(int argc, char** argv) {
     const char* usage =
-        "usage: stacksage_synthetic_run OUT [--nodes N] [--ranks R] [--threads T] [--cores C] [--bound]\n"
-        "       [--overloaded-nodes LIST] [--idle-nodes LIST] [--stagger-ms MS]   (LIST: node numbers, \"3,10-12\")\n";
+        "usage: stacksage_synthetic_run OUT [--nodes N] [--ranks R] [--threads T] [--cores C] [--bound | --cores-per-rank K]\n"
+        "       [--overloaded-nodes LIST] [--idle-nodes LIST] [--odd-nodes LIST] [--stagger-ms MS]\n"
+        "       [--per-process-logs]   (LIST: node numbers, \"3,10-12\")\n";
     if (argc < 2) {
         std::cerr << usage;
         return 2;
@@ -70,10 +76,13 @@ int main(int argc, char** argv) {
         else if (a == "--threads") c.threads = next();
         else if (a == "--cores") c.cores = next();
         else if (a == "--bound") c.bound = true;
+        else if (a == "--cores-per-rank") c.cores_per_rank = next();
         else if (a == "--stagger-ms") c.stagger_ns = next() * 1'000'000;
-        else if (a == "--overloaded-nodes" || a == "--idle-nodes") {
+        else if (a == "--per-process-logs") c.node_files = false;
+        else if (a == "--overloaded-nodes" || a == "--idle-nodes" || a == "--odd-nodes") {
             const std::string list = next_text();
-            if (!parse_numbers(list, a == "--idle-nodes" ? c.idle_nodes : c.overloaded_nodes)) {
+            std::set<long>& into = a == "--idle-nodes" ? c.idle_nodes : a == "--odd-nodes" ? c.odd_nodes : c.overloaded_nodes;
+            if (!parse_numbers(list, into)) {
                 std::cerr << "stacksage_synthetic_run: " << a << " takes node numbers from 1, as \"3,10-12\", not \""
                           << list << "\"\n";
                 return 2;
@@ -83,9 +92,10 @@ int main(int argc, char** argv) {
             return 2;
         }
     }
-    if (c.nodes < 1 || c.ranks < 1 || c.threads < 1 || c.cores < 2 || c.cores % 2 != 0 || c.stagger_ns < 0) {
+    if (c.nodes < 1 || c.ranks < 1 || c.threads < 1 || c.cores < 2 || c.cores % 2 != 0 || c.stagger_ns < 0 || c.cores_per_rank < 0 ||
+        c.cores_per_rank > c.cores) {
         std::cerr
-            << "stacksage_synthetic_run: --nodes, --ranks, --threads >= 1, an even --cores >= 2, --stagger-ms >= 0\n";
+            << "stacksage_synthetic_run: --nodes, --ranks, --threads >= 1, an even --cores >= 2, --stagger-ms >= 0, --cores-per-rank from 0 to --cores\n";
         return 2;
     }
     std::filesystem::remove_all(out);
@@ -94,6 +104,7 @@ int main(int argc, char** argv) {
               << " threads = " << c.nodes * c.ranks * c.threads << " flows in " << out;
     if (!c.overloaded_nodes.empty()) std::cout << "; " << c.overloaded_nodes.size() << " overloaded node(s)";
     if (!c.idle_nodes.empty()) std::cout << "; " << c.idle_nodes.size() << " node(s) half idle";
+    if (!c.odd_nodes.empty()) std::cout << "; " << c.odd_nodes.size() << " odd node(s)";
     std::cout << "\n";
     return 0;
 }

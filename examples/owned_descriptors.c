@@ -5,10 +5,12 @@
  *   notice-into-data DATA
  *                     closes its standard error and execs itself: the new
  *                     image opens DATA (its first open gets descriptor 2),
- *                     writes a line into it, uses up its descriptors (limit
- *                     64) and forks a child that exits 4 (the recorder
- *                     cannot create the child's log: a notice it must not
- *                     write into DATA); prints what DATA holds; exits 3
+ *                     writes a line into it, closes every descriptor above
+ *                     it (the recorder's too), uses up the rest (limit 64)
+ *                     and forks a child that exits 4 (the recorder cannot
+ *                     find its host directory again for the child's log: a
+ *                     notice it must not write into DATA); prints what DATA
+ *                     holds; exits 3
  *   squat dirs|files SCRATCH
  *                     as a daemon does, closes every descriptor >= 3 (the
  *                     recorder's too), then opens 1100 descriptors of its
@@ -45,6 +47,7 @@ static int mode_notice_into_data_image(const char* data) {
     printf("notice-into-data: DATA got descriptor %d\n", fd);
     static const char line[] = "application data\n";
     if (fd < 0 || write(fd, line, sizeof line - 1) != (ssize_t)(sizeof line - 1)) return 1;
+    closefrom(fd + 1);
     struct rlimit lim = {64, 64};
     if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return 1;
     lim.rlim_cur = 64;

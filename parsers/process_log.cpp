@@ -40,6 +40,10 @@ CpuQuotaReading quota_reading(const JsonDocument& doc) {
 class LogInterpreter {
 public:
     explicit LogInterpreter(ProcessImage& image) : p_(image) {}
+    // A node file's stream whose writer never recorded its end: every end the
+    // recorder sees (exit, _exit, exec, a fatal signal, a stopped log)
+    // records it, so its process was killed.
+    void set_stream_end_unrecorded() { stream_end_unrecorded_ = true; }
 
     // Returns an error message when the log cannot be interpreted at all.
     std::string on_event(const EventLogEvent& ev) {
@@ -201,7 +205,8 @@ public:
         }
         // A log that stopped recording lost what followed, whatever ended it.
         if (log_stopped_t_ >= 0) p_.log_ends_early = "log-stopped";
-        else if (!p_.end_known) p_.log_ends_early = p_.summary.unfinished_tail ? "killed" : "unknown";
+        else if (!p_.end_known)
+            p_.log_ends_early = p_.summary.unfinished_tail || stream_end_unrecorded_ ? "killed" : "unknown";
         // The recorder's own threads, listed in snapshots by older recorders.
         const auto recorder_threads = std::remove_if(p_.threads.begin(), p_.threads.end(), [](const ThreadRecord& t) {
             return t.discovered && !t.is_main && is_recorder_thread_name(t.name);
@@ -505,14 +510,17 @@ private:
     std::string exec_path_;      // the last exec's path
     std::string exec_untraced_;  // why its image runs untraced; "" when it is recorded
     std::uint32_t next_order_ = 0;  // of the next mask change
+    bool stream_end_unrecorded_ = false;
 };
 
 Result<ProcessImage> interpret(const std::string& name,
                                const std::function<Result<EventLogSummary>(
-                                   const std::function<void(const EventLogEvent&)>&)>& read) {
+                                   const std::function<void(const EventLogEvent&)>&)>& read,
+                               std::optional<bool> stream_ended = std::nullopt) {
     ProcessImage image;
     image.file = name;
     LogInterpreter interpreter(image);
+    if (stream_ended.has_value() && !*stream_ended) interpreter.set_stream_end_unrecorded();
     std::string problem;
     std::size_t problem_line = 0;
     Result<EventLogSummary> summary = read([&](const EventLogEvent& ev) {
@@ -537,10 +545,12 @@ Result<ProcessImage> interpret(const std::string& name,
 
 bool is_recorder_thread_name(std::string_view name) { return name.starts_with("stacksage"); }
 
-Result<ProcessImage> parse_process_log(std::string_view text, const std::string& name) {
-    return interpret(name, [&](const std::function<void(const EventLogEvent&)>& on_event) {
-        return parse_event_log(text, name, on_event);
-    });
+Result<ProcessImage> parse_process_log(std::string_view text, const std::string& name,
+                                       std::optional<bool> stream_ended) {
+    return interpret(
+        name,
+        [&](const std::function<void(const EventLogEvent&)>& on_event) { return parse_event_log(text, name, on_event); },
+        stream_ended);
 }
 
 Result<ProcessImage> read_process_log(const std::string& path) {

@@ -122,7 +122,8 @@ struct CpuQuotaReading {
 };
 
 struct ProcessImage {
-    std::string file;               // the log's path
+    std::string file;               // the log's path (a node file's stream: "<host>/node.events#N")
+    std::uint64_t stream = 0;       // its stream number in the node file; 0 for a log of its own
     std::string host;               // from process_start; "" when unknown
     std::int64_t pid = -1;
     std::int64_t ppid = -1;
@@ -167,8 +168,9 @@ struct ProcessImage {
     std::int64_t recorder_cpu_us = -1;   // the recorder's own threads' CPU time, from process_end; -1: not recorded
     // Why the log ends before the image's end was recorded (no process_end,
     // fatal signal or exec): "killed" (the file still ends in the zero-filled
-    // tail of the recorder's mapping, which every end it sees truncates: a
-    // SIGKILL, the OOM killer), "log-stopped" (a log_stopped event: the log
+    // tail of the recorder's mapping, which every end it sees truncates, or,
+    // in a node file, the stream's end was never recorded: a SIGKILL, the
+    // OOM killer), "log-stopped" (a log_stopped event: the log
     // could not grow or be written; log_stop_error says why), "unknown" (an
     // older recorder, or a log written without its mapping); "" when the end
     // was recorded.
@@ -207,6 +209,11 @@ bool is_recorder_thread_name(std::string_view name);
 // \return an Error naming the file when it cannot be read, is corrupt, or
 //         does not start with a process_start event.
 Result<ProcessImage> read_process_log(const std::string& path);
-Result<ProcessImage> parse_process_log(std::string_view text, const std::string& name);
+// `stream_ended`: for a stream of a node file, whether its end was recorded
+// in the file (NodeStream::ended; false: its process was killed, whatever
+// its text ends with); nullopt for a log of the per-process layout, judged
+// by its zero-filled tail alone.
+Result<ProcessImage> parse_process_log(std::string_view text, const std::string& name,
+                                       std::optional<bool> stream_ended = std::nullopt);
 
 }  // namespace stacksage

@@ -10,6 +10,8 @@
 
 #include "core/formats/event_schema.hpp"
 #include "parsers/input_file.hpp"
+#include "parsers/node_file_reader.hpp"
+#include "parsers/run_directory.hpp"
 
 namespace stacksage {
 
@@ -26,14 +28,9 @@ struct ImageStart {
     std::string exe;  // base name
 };
 
-ImageStart read_image_start(const fs::path& path) {
+ImageStart image_start_of(std::string_view text) {
     ImageStart s;
-    // The first line only, from a regular file only (input_file.hpp): the
-    // recorder's process_start line is far shorter than this.
-    constexpr std::uint64_t kFirstLineBytes = std::uint64_t{1} << 20;
-    std::string text;
-    if (read_input_prefix(path.string(), kFirstLineBytes, text)) return s;
-    const std::string_view line = std::string_view(text).substr(0, text.find('\n'));
+    const std::string_view line = text.substr(0, text.find('\n'));
     if (line.empty()) return s;
     namespace start = event_schema::process_start;
     const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
@@ -47,6 +44,15 @@ ImageStart read_image_start(const fs::path& path) {
     if (auto it = j.find(start::exe); it != j.end() && it->is_string())
         s.exe = fs::path(it->get<std::string>()).filename().string();
     return s;
+}
+
+ImageStart read_image_start(const fs::path& path) {
+    // The first line only, from a regular file only (input_file.hpp): the
+    // recorder's process_start line is far shorter than this.
+    constexpr std::uint64_t kFirstLineBytes = std::uint64_t{1} << 20;
+    std::string text;
+    if (read_input_prefix(path.string(), kFirstLineBytes, text)) return {};
+    return image_start_of(text);
 }
 
 }  // namespace
@@ -65,6 +71,23 @@ Result<RunCensus> take_run_census(const std::string& out_dir) {
         if (ec) continue;
         for (const fs::directory_entry& f : files) {
             const std::string name = f.path().filename().string();
+            if (is_node_file_name(name, formats::node_file::FileKind::events)) {
+                // Each stream is one image's log.
+                Result<NodeFile> node = read_node_file(f.path().string(), name, formats::node_file::FileKind::events);
+                if (!node) {
+                    ++census.unreadable;
+                    ++census.logs;
+                    continue;
+                }
+                for (const NodeStream& stream : node->streams) {
+                    ImageStart image = image_start_of(stream.text);
+                    if (image.rank < 0 && stream.rank >= 0 && !image.launcher) image.rank = stream.rank;
+                    if (!image.readable) ++census.unreadable;
+                    (stream.pid > 0 ? by_pid[stream.pid] : unnamed).push_back(image);
+                    ++census.logs;
+                }
+                continue;
+            }
             if (!is_event_log_name(name) || !f.is_regular_file(ec)) continue;
             const LogFileName parsed = parse_log_file_name(name);
             ImageStart image = read_image_start(f.path());

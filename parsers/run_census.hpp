@@ -22,7 +22,7 @@ namespace stacksage {
 
 struct RunCensus {
     std::size_t hosts = 0;              // host directories with event logs
-    std::size_t logs = 0;               // event-log files
+    std::size_t logs = 0;               // event logs: streams of node files, files of the earlier layout
     std::size_t processes = 0;          // application processes (not launchers)
     std::vector<std::int64_t> ranks;    // of those, their ranks (sorted; one per ranked process)
     std::size_t launchers = 0;          // mpirun, prted, srun, ...

@@ -16,6 +16,7 @@
 
 #include "core/formats/launcher_environment.hpp"
 #include "parsers/input_file.hpp"
+#include "parsers/node_file_reader.hpp"
 
 namespace stacksage {
 
@@ -99,6 +100,22 @@ std::string model_file_of(std::string_view log) {
     return std::string(log_stem(log)) + std::string(run_layout::kModelSuffix);
 }
 
+bool is_node_file_name(std::string_view name, formats::node_file::FileKind kind) {
+    const std::string_view suffix = kind == formats::node_file::FileKind::events    ? formats::run_layout::kNodeEventsSuffix
+                                    : kind == formats::node_file::FileKind::samples ? formats::run_layout::kNodeSamplesSuffix
+                                                                    : formats::run_layout::kNodeModelsSuffix;
+    const std::string_view prefix = formats::run_layout::kNodeFilePrefix;
+    if (!name.starts_with(prefix) || !name.ends_with(suffix)) return false;
+    std::string_view middle = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+    if (middle.empty()) return true;
+    if (middle.front() != '.' || middle.size() < 2) return false;
+    return std::all_of(middle.begin() + 1, middle.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::string node_stream_label(std::string_view node_file, std::uint64_t stream) {
+    return std::string(node_file) + "#" + std::to_string(stream);
+}
+
 bool natural_less(std::string_view a, std::string_view b) {
     std::size_t i = 0, j = 0;
     while (i < a.size() && j < b.size()) {
@@ -155,6 +172,22 @@ Result<RunDirectoryScan> scan_run_directory(const std::string& out_dir) {
                 host.has_topology_file = true;
                 continue;
             }
+            // Node files: one per node for all its processes.
+            auto add_node_file = [&](std::vector<std::string>& into) {
+                into.push_back(host.name + "/" + name);
+                if (f.is_regular_file(ec)) {
+                    const std::uintmax_t bytes = f.file_size(ec);
+                    if (!ec && bytes <= input_limits::kEventLog) scan.log_bytes += bytes;
+                }
+            };
+            if (is_node_file_name(name, formats::node_file::FileKind::events)) {
+                add_node_file(host.node_event_files);
+                continue;
+            }
+            if (is_node_file_name(name, formats::node_file::FileKind::samples)) {
+                add_node_file(host.node_sample_files);
+                continue;
+            }
             // Sampling summaries (*.samples.jsonl) are read with the
             // process whose log they extend.
             if (name.ends_with(run_layout::kSamplesSuffix)) {
@@ -185,7 +218,13 @@ Result<RunDirectoryScan> scan_run_directory(const std::string& out_dir) {
         }
         for (auto& [pid, g] : by_pid) host.processes.push_back(std::move(g));
         for (auto& g : unnamed) host.processes.push_back(std::move(g));
-        if (host.processes.empty() && !host.has_topology_file) continue;  // not a host directory
+        if (host.processes.empty() && host.node_event_files.empty() && !host.has_topology_file)
+            continue;  // not a host directory
+        std::sort(host.node_event_files.begin(), host.node_event_files.end(),
+                  [](const std::string& a, const std::string& b) { return natural_less(a, b); });
+        std::sort(host.node_sample_files.begin(), host.node_sample_files.end(),
+                  [](const std::string& a, const std::string& b) { return natural_less(a, b); });
+        scan.logs += host.node_event_files.size();
         std::sort(host.processes.begin(), host.processes.end(), [](const ProcessLogs& a, const ProcessLogs& b) {
             const bool ra = a.rank >= 0, rb = b.rank >= 0;
             if (ra != rb) return ra;  // ranks first, in rank order; then the others by pid
@@ -212,7 +251,7 @@ Result<RunDirectoryScan> scan_run_directory(const std::string& out_dir) {
             for (const std::string& u : record.fields.unrecordable) why += (why.empty() ? "" : "; ") + u;
             return make_error("'" + out_dir + "' holds no event logs: " + why);
         }
-        return make_error("'" + out_dir + "' holds no event logs (<host>/*.jsonl); is it a directory written by "
+        return make_error("'" + out_dir + "' holds no event logs (<host>/node.events, or <host>/*.jsonl of earlier versions); is it a directory written by "
                                           "`stacksage run`? Run the job again under `stacksage run -o " +
                           out_dir + " -- ...`");
     }

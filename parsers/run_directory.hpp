@@ -5,6 +5,11 @@
 //
 //   OUT/run.json                       what was run (written whole, once: the claim)
 //   OUT/<host>/                        one directory per host (its name: the node's)
+//   OUT/<host>/node.events             the event logs of the node's process images, one
+//                                      stream each (node_file_reader.hpp)
+//   OUT/<host>/node.samples            their sampling summaries, one stream each
+//   OUT/<host>/node.models             their process models, one stream each
+// and, in the earlier layout (still read; a directory may mix both):
 //   OUT/<host>/[rank-R.]pid-N.jsonl    one event log per process image; a pid's next
 //   OUT/<host>/[rank-R.]pid-N.M.jsonl  image, when the name is taken, gets number M
 //   OUT/<host>/<log stem>.samples.jsonl  the sampling summary next to its log
@@ -23,6 +28,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/formats/node_file_format.hpp"
 #include "core/formats/run_layout.hpp"
 #include "core/result.hpp"
 
@@ -73,6 +79,12 @@ std::string model_file_of(std::string_view log);
 // of the notes about them.
 bool natural_less(std::string_view a, std::string_view b);
 
+// True for a node file's name of `kind` ("node.events", "node.1.events").
+bool is_node_file_name(std::string_view name, formats::node_file::FileKind kind);
+
+// The name under which notes give a node file's stream: "n01/node.events#17".
+std::string node_stream_label(std::string_view node_file, std::uint64_t stream);
+
 // ---- the scan ---------------------------------------------------------------
 
 // One process's logs (images before and after exec share the pid).
@@ -87,12 +99,14 @@ struct ScannedHost {
     std::filesystem::path path;
     std::vector<ProcessLogs> processes;  // ranks first, in rank order; then by pid
     bool has_topology_file = false;
-    std::unordered_set<std::string> sample_files;  // relative to OUT
+    std::unordered_set<std::string> sample_files;  // relative to OUT (earlier layout)
+    std::vector<std::string> node_event_files;     // node.events (node.1.events, ...), relative to OUT
+    std::vector<std::string> node_sample_files;    // node.samples (...), relative to OUT
 };
 
 struct RunDirectoryScan {
     std::vector<ScannedHost> hosts;  // holding logs or a topology.xml, in natural order
-    std::size_t logs = 0;            // event-log files
+    std::size_t logs = 0;            // event-log files, node event files included
     // What a model of the run reserves for (run_loader): the bytes of the logs
     // the reader will read (regular files under their size limit).
     std::uintmax_t log_bytes = 0;

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <filesystem>
 #include <thread>
 #include <unordered_map>
@@ -16,6 +18,8 @@
 #include "parsers/image_notes.hpp"
 #include "parsers/input_file.hpp"
 #include "parsers/memory_access_paths.hpp"
+#include "parsers/node_file_reader.hpp"
+#include "parsers/sample_summary.hpp"
 #include "core/run_model_schema.hpp"
 #include "core/saturating.hpp"
 #include "parsers/live_warning.hpp"
@@ -102,9 +106,16 @@ struct LogGroup : ProcessLogs {
     std::vector<ProcessImage> images;     // parsed, in start order
 };
 
-// A host as scanned, its processes' logs moved into groups.
+// A host as scanned, its processes' logs moved into groups; then, once a
+// parse thread read it, its images and what to note about them.
 struct HostDir : ScannedHost {
     std::vector<LogGroup> groups;
+    std::vector<LoadNote> notes;       // from parsing, in file order
+    std::size_t logs_skipped = 0;
+    std::size_t events = 0;
+    std::size_t streams = 0;           // node-file streams read
+    std::vector<NodeFile> sample_files_read;  // node.samples, kept for add_samples
+    std::unordered_map<std::uint64_t, const NodeStream*> samples_of_stream;
     explicit HostDir(ScannedHost scanned) : ScannedHost(std::move(scanned)) {
         groups.reserve(processes.size());
         for (ProcessLogs& logs : processes) groups.push_back({std::move(logs), {}});
@@ -126,7 +137,7 @@ public:
         resolver_.emplace(run_.model, run_.topology, run_.notes);
         run_.stats.hosts = hosts_.size();
         reserve_model();
-        for (HostDir& host : hosts_) load_host(host);
+        load_hosts();
         run_.stats.topologies_loaded = resolver_->topologies_loaded();
         run_.stats.snapshots_mapped = resolver_->snapshots_mapped();
         std::sort(run_.notes.begin(), run_.notes.end(), [](const LoadNote& a, const LoadNote& b) {
@@ -212,67 +223,176 @@ private:
     void reserve_model() {
         constexpr std::uintmax_t kMaxReservedLogBytes = 8 * input_limits::kGiB;
         const std::size_t flows = static_cast<std::size_t>(std::min(log_bytes_, kMaxReservedLogBytes) / 200) + 64;
-        const std::size_t processes = run_.stats.logs;
+        // A node file holds many processes: about one per 4 KB of log at least.
+        const std::size_t processes = std::max<std::size_t>(run_.stats.logs, static_cast<std::size_t>(std::min(log_bytes_, kMaxReservedLogBytes) / 4000));
         const std::size_t node_components = hosts_.size() * 256;
         run_.model.reserve(flows + processes + node_components, flows * 3, flows * 14 + processes * 24 + node_components * 8);
     }
 
     // ---- one host ------------------------------------------------------------
 
-    void parse_logs(HostDir& host) {
+    // Hosts are parsed on every core, a few ahead of the one being added to
+    // the model (which is one thread's work: the model is not shared), so
+    // that memory holds a window of parsed hosts, not the whole run's.
+    void load_hosts() {
         const Clock::time_point start = Clock::now();
-        struct Job {
-            LogGroup* group;
-            std::size_t file;
-        };
-        std::vector<Job> jobs;
-        for (LogGroup& g : host.groups)
-            for (std::size_t i = 0; i < g.files.size(); ++i) jobs.push_back({&g, i});
-        std::vector<std::optional<Result<ProcessImage>>> results(jobs.size());
-        std::atomic<std::size_t> next{0};
-        auto work = [&] {
-            for (std::size_t i; (i = next.fetch_add(1)) < jobs.size();)
-                results[i].emplace(read_process_log((fs::path(out_) / jobs[i].group->files[jobs[i].file]).string()));
-        };
         unsigned n = options_.parse_threads ? options_.parse_threads : std::max(1u, std::thread::hardware_concurrency());
-        n = static_cast<unsigned>(std::min<std::size_t>(n, jobs.size()));
+        n = static_cast<unsigned>(std::min<std::size_t>(n, std::max<std::size_t>(hosts_.size(), 1)));
+        const std::size_t window = 4 * static_cast<std::size_t>(n) + 4;
+        std::mutex mu;
+        std::condition_variable cv;
+        std::vector<char> parsed(hosts_.size(), 0);
+        std::size_t next = 0, added = 0;
+        auto work = [&] {
+            for (;;) {
+                std::size_t i;
+                {
+                    std::unique_lock lock(mu);
+                    cv.wait(lock, [&] { return next >= hosts_.size() || next < added + window; });
+                    if (next >= hosts_.size()) return;
+                    i = next++;
+                }
+                parse_host(hosts_[i]);
+                {
+                    std::lock_guard lock(mu);
+                    parsed[i] = 1;
+                }
+                cv.notify_all();
+            }
+        };
         std::vector<std::thread> workers;
-        for (unsigned i = 1; i < n; ++i) workers.emplace_back(work);
-        work();
+        for (unsigned i = 0; i < n; ++i) workers.emplace_back(work);
+        for (std::size_t i = 0; i < hosts_.size(); ++i) {
+            {
+                std::unique_lock lock(mu);
+                cv.wait(lock, [&] { return parsed[i] != 0; });
+            }
+            commit_parsed(hosts_[i]);
+            load_host(hosts_[i]);
+            {
+                std::lock_guard lock(mu);
+                added = i + 1;
+            }
+            cv.notify_all();
+        }
         for (auto& w : workers) w.join();
+        // The stages overlap: parse is the time until the last host was
+        // parsed less what building took meanwhile is not separable; the
+        // whole load is reported as parse, less the model and topology stages.
+        run_.stats.parse_seconds = std::max(0.0, seconds_since(start) - run_.stats.build_seconds - run_.stats.topology_seconds);
+    }
 
-        for (std::size_t i = 0; i < jobs.size(); ++i) {
-            Result<ProcessImage>& r = *results[i];
-            const std::string& file = jobs[i].group->files[jobs[i].file];
-            if (!r) {
-                ++run_.stats.logs_skipped;
-                std::string message = r.error().message;
-                // Messages start with the absolute path; the note names the file already.
-                const std::string abs = (fs::path(out_) / file).string();
-                if (message.starts_with(abs + ": ")) message.erase(0, abs.size() + 2);
-                note(LoadNote::Level::Error, file, message);
+    // One image read: its notes (into host.notes) and its place among its pid's.
+    void take_image(HostDir& host, LogGroup& group, Result<ProcessImage> r, const std::string& file) {
+        auto note_here = [&](LoadNote::Level level, std::string message) {
+            host.notes.push_back({level, file, std::move(message)});
+        };
+        if (!r) {
+            ++host.logs_skipped;
+            std::string message = r.error().message;
+            // Messages start with the absolute path; the note names the file already.
+            const std::string abs = (fs::path(out_) / file).string();
+            if (message.starts_with(abs + ": ")) message.erase(0, abs.size() + 2);
+            if (message.starts_with(file + ": ")) message.erase(0, file.size() + 2);
+            note_here(LoadNote::Level::Error, message);
+            return;
+        }
+        ProcessImage& image = r.value();
+        image.file = file;
+        host.events += image.summary.events;
+        for (LoadNote& n : notes_of_image(image)) note_here(n.level, std::move(n.message));
+        image.notes.clear();
+        group.images.push_back(std::move(image));
+    }
+
+    // Reads a host's logs: its node files' streams (grouped by pid into its
+    // processes) and the logs of the earlier layout. On a parse thread: it
+    // touches nothing but the host.
+    void parse_host(HostDir& host) {
+        for (LogGroup& g : host.groups)
+            for (const std::string& file : g.files)
+                take_image(host, g, read_process_log((fs::path(out_) / file).string()), file);
+        std::unordered_map<std::int64_t, std::size_t> group_of_pid;
+        for (std::size_t i = 0; i < host.groups.size(); ++i)
+            if (host.groups[i].pid >= 0) group_of_pid.emplace(host.groups[i].pid, i);
+        for (const std::string& file : host.node_event_files) {
+            Result<NodeFile> read = read_node_file((fs::path(out_) / file).string(), file, formats::node_file::FileKind::events);
+            if (!read) {
+                ++host.logs_skipped;
+                host.notes.push_back({LoadNote::Level::Error, file, read.error().message.substr(file.size() + 2)});
                 continue;
             }
-            ProcessImage& image = r.value();
-            image.file = file;
-            run_.stats.events += image.summary.events;
-            for (LoadNote& n : notes_of_image(image)) note(n.level, file, std::move(n.message));
-            image.notes.clear();
-            jobs[i].group->images.push_back(std::move(image));
+            if (read->damaged_regions > 0)
+                host.notes.push_back({LoadNote::Level::Info, file,
+                                      std::to_string(read->damaged_regions) +
+                                          " region(s) with no readable header were stepped over (a process was "
+                                          "killed as it reserved one, or could not grow into it: a full disk, a "
+                                          "file-size limit; or the file was damaged)"});
+            for (const NodeStream& s : read->streams) {
+                ++host.streams;
+                const std::string label = node_stream_label(file, s.stream);
+                if (s.missing_regions > 0)
+                    host.notes.push_back({LoadNote::Level::Warning, label,
+                                          std::to_string(s.missing_regions) +
+                                              " region(s) of this stream are missing (damaged); the lines cut "
+                                              "there are skipped"});
+                auto [it, added] = group_of_pid.emplace(s.pid, host.groups.size());
+                if (added) {
+                    LogGroup g;
+                    g.pid = s.pid;
+                    g.rank = s.rank;
+                    host.groups.push_back(std::move(g));
+                }
+                LogGroup& g = host.groups[it->second];
+                if (s.rank >= 0) g.rank = s.rank;
+                g.files.push_back(label);
+                Result<ProcessImage> image = parse_process_log(s.text, label, s.ended);
+                if (image) image->stream = s.stream;
+                take_image(host, g, std::move(image), label);
+            }
         }
+        if (!host.node_event_files.empty())
+            std::sort(host.groups.begin(), host.groups.end(), [](const LogGroup& a, const LogGroup& b) {
+                const bool ra = a.rank >= 0, rb = b.rank >= 0;
+                if (ra != rb) return ra;  // ranks first, in rank order; then the others by pid
+                return ra ? (a.rank != b.rank ? a.rank < b.rank : a.pid < b.pid) : a.pid < b.pid;
+            });
+        for (const std::string& file : host.node_sample_files) {
+            Result<NodeFile> read = read_node_file((fs::path(out_) / file).string(), file, formats::node_file::FileKind::samples);
+            if (!read) {
+                host.notes.push_back({LoadNote::Level::Error, file, read.error().message.substr(file.size() + 2) +
+                                                                        "; its samples are left out"});
+                continue;
+            }
+            host.sample_files_read.push_back(std::move(*read));
+        }
+        for (const NodeFile& f : host.sample_files_read)
+            for (const NodeStream& s : f.streams) host.samples_of_stream.emplace(s.of_stream, &s);
         for (LogGroup& g : host.groups) {
             // By start; logs that start together by their image number (the
-            // recorder's first name before "pid-100.1.jsonl"), then by name,
-            // so that which one is the duplicate does not depend on the
-            // directory's order.
+            // recorder's first name before "pid-100.1.jsonl") or stream
+            // number, then by name, so that which one is the duplicate does
+            // not depend on the directory's order.
             std::sort(g.images.begin(), g.images.end(), [](const ProcessImage& a, const ProcessImage& b) {
                 if (a.start_t != b.start_t) return a.start_t < b.start_t;
+                if (a.stream != b.stream) return a.stream < b.stream;
                 const std::int64_t ia = image_number(a.file), ib = image_number(b.file);
                 return ia != ib ? ia < ib : natural_less(a.file, b.file);
             });
-            drop_duplicate_images(g);
+            drop_duplicate_images(g, host);
         }
-        run_.stats.parse_seconds += seconds_since(start);
+    }
+
+    // A parsed host's notes and counts, into the run's (on the loading thread).
+    void commit_parsed(HostDir& host) {
+        for (LoadNote& n : host.notes) run_.notes.push_back(std::move(n));
+        host.notes.clear();
+        host.notes.shrink_to_fit();
+        run_.stats.logs_skipped += host.logs_skipped;
+        run_.stats.events += host.events;
+        run_.stats.streams += host.streams;
+        // Logs: one per process image, whether a stream or a file.
+        run_.stats.logs = run_.stats.logs + host.streams - host.node_event_files.size();
     }
 
     // The images of one pid follow each other (exec: one ends where the next
@@ -280,7 +400,7 @@ private:
     // the previous ended, cannot be one process's: a log copied or written
     // twice (the same pid twice). The first is kept; each later one is
     // skipped with an error naming the log it collides with.
-    void drop_duplicate_images(LogGroup& g) {
+    void drop_duplicate_images(LogGroup& g, HostDir& host) {
         if (g.images.size() < 2) return;
         std::vector<ProcessImage> kept;
         kept.reserve(g.images.size());
@@ -288,12 +408,12 @@ private:
             if (!kept.empty()) {
                 const ProcessImage& previous = kept.back();
                 if (image.start_t == previous.start_t || image.start_t < previous.end_t) {
-                    ++run_.stats.logs_skipped;
+                    ++host.logs_skipped;
                     const std::int64_t pid = g.pid >= 0 ? g.pid : image.pid;
-                    note(LoadNote::Level::Error, image.file,
+                    host.notes.push_back({LoadNote::Level::Error, image.file,
                          "another log of pid " + std::to_string(pid) + " on this host (" + previous.file +
                              ") covers the same time: one process cannot have two logs at once (a copied or "
-                             "duplicated file?); this one is skipped");
+                             "duplicated file?); this one is skipped"});
                     continue;
                 }
             }
@@ -303,7 +423,6 @@ private:
     }
 
     void load_host(HostDir& host) {
-        parse_logs(host);
         Clock::time_point start = Clock::now();
         ComponentId node = resolver_->graft(host);
         if (node == kNoComponent) {
@@ -670,12 +789,21 @@ private:
     // the run was sampled: RanOn and MemoryAccess paths (memory_access_paths.hpp).
     void add_samples(const HostDir& host, ComponentId node, const std::vector<ProcessImage>& images,
                      const std::unordered_map<std::int64_t, ComponentId>& flow_of_tid) {
-        if (host.sample_files.empty()) return;
+        if (host.sample_files.empty() && host.samples_of_stream.empty()) return;
         for (const ProcessImage& im : images) {
-            const std::string relative = samples_file_of(im.file);
-            if (!host.sample_files.count(relative)) continue;
-            const fs::path path = fs::path(out_) / relative;
-            Result<SampleSummary> summary = read_sample_summary(path.string());
+            Result<SampleSummary> summary = make_error("");
+            std::string relative;
+            if (im.stream != 0) {
+                auto it = host.samples_of_stream.find(im.stream);
+                if (it == host.samples_of_stream.end()) continue;
+                relative = host.name + "/" + formats::run_layout::kNodeFilePrefix +
+                           formats::run_layout::kNodeSamplesSuffix + "#" + std::to_string(it->second->stream);
+                summary = parse_sample_summary(it->second->text, relative);
+            } else {
+                relative = samples_file_of(im.file);
+                if (!host.sample_files.count(relative)) continue;
+                summary = read_sample_summary((fs::path(out_) / relative).string());
+            }
             if (!summary) {
                 note(LoadNote::Level::Error, relative, summary.error().message + "; its samples are left out");
                 continue;

@@ -4,7 +4,8 @@
 //   OUT/run.json                   what was run (optional: its absence is noted)
 //   OUT/<host>/topology.xml        the node's hwloc topology (optional: without it
 //                                  the node is rebuilt from the cpusets seen)
-//   OUT/<host>/*.jsonl             one event log per process image
+//   OUT/<host>/node.events         the node's event logs, one stream per process image
+//   OUT/<host>/*.jsonl             earlier layout: one event log per process image
 //
 // Real runs leave broken things behind; each is noted and the rest is loaded:
 // torn last lines, unknown events, corrupt logs (skipped, named), a missing or
@@ -33,7 +34,8 @@ struct RunLoadOptions {
 
 struct RunLoadStats {
     std::size_t hosts = 0;
-    std::size_t logs = 0;          // event-log files found
+    std::size_t logs = 0;          // event logs: node files' streams, and files of the earlier layout
+    std::size_t streams = 0;       // streams read from node event files (one per process image)
     std::size_t logs_skipped = 0;  // corrupt, unreadable, or a duplicate of another log of the pid
     std::size_t events = 0;
     std::size_t processes = 0;

@@ -120,6 +120,10 @@ Result<SampleSummary> read_sample_summary(const std::string& path) {
     std::string text;
     if (auto problem = read_input_file(path, input_limits::kSampleSummary, "a sampling summary", text))
         return make_error(path + ": cannot be read: " + problem->reason);
+    return parse_sample_summary(text, path);
+}
+
+Result<SampleSummary> parse_sample_summary(std::string_view text, const std::string& path) {
     SampleSummary s;
     s.path = path;
     std::string pending_error;

@@ -100,5 +100,8 @@ struct SampleSummary {
 //         not a sampling summary (no "sampling" record first) or has a bad
 //         line before the last.
 Result<SampleSummary> read_sample_summary(const std::string& path);
+// As read_sample_summary, on text already read (a stream of OUT/<host>/node.samples);
+// path names it in messages.
+Result<SampleSummary> parse_sample_summary(std::string_view text, const std::string& path);
 
 }  // namespace stacksage

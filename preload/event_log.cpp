@@ -3,10 +3,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
+#include <cstddef>
 #include <cstring>
 
 #include "core/formats/run_layout.hpp"
@@ -15,51 +15,6 @@
 #include "preload/text.hpp"
 
 namespace stacksage::preload {
-
-namespace {
-
-long set_nofile_limit(const struct rlimit& lim) {
-    return raw::syscall6(SYS_prlimit64, 0, RLIMIT_NOFILE, reinterpret_cast<long>(&lim), 0);
-}
-
-// A low descriptor limit (ulimit -n 64): our descriptors go above it, where
-// they stay valid (the limit only refuses new numbers at or above it), so the
-// application keeps every number below its limit for itself and runs out at
-// exactly the same point as without us. That needs the soft limit raised for
-// the dup alone (allowed up to the hard limit), and put back at once. -1 when
-// the hard limit leaves no room.
-long dup_above_soft_limit(int fd, const struct rlimit& lim) {
-    if (lim.rlim_max != RLIM_INFINITY && lim.rlim_max <= lim.rlim_cur) return -1;
-    struct rlimit raised = lim;
-    raised.rlim_cur = lim.rlim_max == RLIM_INFINITY || lim.rlim_max - lim.rlim_cur > 64
-                          ? lim.rlim_cur + 64
-                          : lim.rlim_max;
-    if (set_nofile_limit(raised) != 0) return -1;
-    long high = raw::fcntl(fd, F_DUPFD_CLOEXEC, static_cast<long>(lim.rlim_cur));
-    set_nofile_limit(lim);
-    return high;
-}
-
-}  // namespace
-
-int move_to_high_fd(int fd) {
-    struct rlimit lim{};
-    if (raw::getrlimit(RLIMIT_NOFILE, &lim) != 0) return fd;
-    long high = -1;
-    if (lim.rlim_cur > 1100) {
-        if (fd >= 1000) return fd;
-        high = raw::fcntl(fd, F_DUPFD_CLOEXEC, 1000);
-    } else {
-        if (static_cast<rlim_t>(fd) >= lim.rlim_cur) return fd;  // already above it
-        high = dup_above_soft_limit(fd, lim);
-        // No room above the limit: at least out of the way of the low numbers.
-        if (high < 0 && lim.rlim_cur / 2 > static_cast<rlim_t>(fd))
-            high = raw::fcntl(fd, F_DUPFD_CLOEXEC, static_cast<long>(lim.rlim_cur / 2));
-    }
-    if (high < 0) return fd;
-    raw::close(fd);
-    return static_cast<int>(high);
-}
 
 bool EventLog::open(const char* out_dir, const char* host, long rank, int pid, char* error,
                     std::size_t error_cap) {
@@ -94,9 +49,13 @@ bool EventLog::open(const char* out_dir, const char* host, long rank, int pid, c
     }
     out_dir_ = out_dir;
     host_ = host;
-    if (!create(rank, pid)) {
+    TextBuffer(host_path_, sizeof host_path_).add(out_dir).add("/").add(host);
+    rc = node_.open(host_dir_fd_, formats::node_file::FileKind::events, host);
+    if (rc < 0 || !open_stream(rank, pid)) {
+        if (rc >= 0) rc = write_error_;
+        write_error_ = rc;
         msg.add("cannot create an event log in '").add(out_dir).add("/").add(host).add("' (").add(
-            strerrordesc_np(static_cast<int>(-write_error_))).add(")");
+            strerrordesc_np(static_cast<int>(-rc))).add(")");
         raw::close(host_dir_fd_);
         host_dir_fd_ = -1;
         return false;
@@ -106,10 +65,13 @@ bool EventLog::open(const char* out_dir, const char* host, long rank, int pid, c
 
 namespace {
 
-// How long a writer waits for another thread that is growing the file before
-// it writes its line with pwrite instead.
+namespace nf = formats::node_file;
+
+// How long a writer waits for another thread that is growing the stream
+// before it writes its line with pwrite instead.
 constexpr int kLockYields = 100000;
 constexpr long kMadvPopulateWrite = 23;  // MADV_POPULATE_WRITE, Linux >= 5.14
+constexpr std::uint64_t kPage = 4096;
 
 long pwrite_all(int fd, const char* buf, std::size_t len, std::uint64_t offset) {
     std::size_t done = 0;
@@ -122,99 +84,34 @@ long pwrite_all(int fd, const char* buf, std::size_t len, std::uint64_t offset) 
     return static_cast<long>(done);
 }
 
-}  // namespace
-
-namespace {
-
-// The log's name for an image: rank-0003.pid-4711.jsonl, then
-// rank-0003.pid-4711.1.jsonl, .2, ... for the images after exec.
-void log_name(char* out, std::size_t cap, long rank, int pid, unsigned image) {
-    TextBuffer name(out, cap);
-    namespace layout = formats::run_layout;
-    if (rank >= 0) name.add(layout::kRankPrefix).add_uint(static_cast<unsigned long>(rank), 4).add(".");
-    name.add(layout::kPidPrefix).add_uint(static_cast<unsigned>(pid));
-    if (image > 0) name.add(".").add_uint(image);
-    name.add(layout::kEventLogSuffix);
-}
-
-// Whether anything has the name in dir (a file, a link, a FIFO: O_PATH opens
-// none of them for real, and follows no link).
-bool name_taken(int dir, const char* name) {
-    long fd = raw::openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-    if (fd >= 0) raw::close(static_cast<int>(fd));
-    return fd >= 0 || fd != -ENOENT;
-}
-
-// The images of one pid take .1, .2, ... in turn: the first free number is
-// found by doubling, then halving, in about 2*log2(n) look-ups (a process
-// that execs itself thousands of times pays microseconds per exec, not a
-// look-up per earlier image).
-unsigned first_free_image(int dir, long rank, int pid, char* name, std::size_t cap) {
-    constexpr unsigned kLargest = 1u << 30;
-    unsigned taken = 0, free = 1;  // image 0 is known to be taken
-    for (;;) {
-        log_name(name, cap, rank, pid, free);
-        if (!name_taken(dir, name)) break;
-        taken = free;
-        if (free >= kLargest) return kLargest;
-        free *= 2;
-    }
-    while (free - taken > 1) {
-        const unsigned mid = taken + (free - taken) / 2;
-        log_name(name, cap, rank, pid, mid);
-        if (name_taken(dir, name))
-            taken = mid;
-        else
-            free = mid;
-    }
-    return free;
-}
+constexpr std::uint64_t kStreamEndField = offsetof(nf::RegionHeader, stream_end);
 
 }  // namespace
 
-bool EventLog::create(long rank, int pid) {
-    // No limit on the number of images: a name found free may be taken by
-    // the time it is created (or the names have gaps), so a few names after
-    // it are tried in turn, and then the search starts again from there.
-    unsigned image = 0;
-    for (int round = 0; round < 64; ++round) {
-        for (int tries = 0; tries < 16; ++tries, ++image) {
-            log_name(name_, sizeof name_, rank, pid, image);
-            // O_RDWR, not O_APPEND: the file is mapped, and each line goes
-            // to the range its writer reserved.
-            long fd = raw::openat(host_dir_fd_, name_,
-                                  O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-            if (fd >= 0) {
-                fd_ = move_to_high_fd(static_cast<int>(fd));
-                write_error_ = 0;
-                image_ = static_cast<int>(image);
-                struct stat st{};
-                if (raw::fstat(fd_, &st) == 0) {
-                    dev_ = st.st_dev;
-                    ino_ = st.st_ino;
-                }
-                // The first chunk now: no other thread writes yet (before
-                // Ready, or in a child of fork), so no lock.
-                use_mapping_.store(true, std::memory_order_relaxed);
-                grow_to(1);
-                return true;
-            }
-            write_error_ = fd;
-            if (fd != -EEXIST) return false;
-        }
-        const unsigned next = first_free_image(host_dir_fd_, rank, pid, name_, sizeof name_);
-        if (next > image) image = next;
+bool EventLog::open_stream(long rank, int pid) {
+    // No other thread writes yet (before Ready, or in a child of fork): no lock.
+    rank_ = rank;
+    pid_ = pid;
+    stream_ = node_.new_stream();
+    stream_end_ = 0;
+    write_error_ = 0;
+    use_mapping_.store(true, std::memory_order_relaxed);
+    if (!add_regions(1, false) && regions_.load(std::memory_order_relaxed) == 0) {
+        if (write_error_ == 0) write_error_ = -EIO;
+        stream_ = 0;
+        return false;
     }
-    return false;
+    return true;
 }
 
 void EventLog::reset_mapping() {
-    const std::size_t n = mapped_chunks_.load(std::memory_order_relaxed);
-    for (std::size_t i = 0; i < n && i < kMaxChunks; ++i) {
-        if (chunk_[i] != nullptr) raw::munmap(chunk_[i], kChunk);
-        chunk_[i] = nullptr;
+    const std::size_t n = mapped_regions_.load(std::memory_order_relaxed);
+    for (std::size_t i = 0; i < n && i < kMaxRegions; ++i) {
+        if (region_[i] != nullptr) raw::munmap(region_[i], nf::recorder_region_bytes(static_cast<std::uint32_t>(i)));
+        region_[i] = nullptr;
     }
-    mapped_chunks_.store(0, std::memory_order_relaxed);
+    mapped_regions_.store(0, std::memory_order_relaxed);
+    regions_.store(0, std::memory_order_relaxed);
     next_.store(0, std::memory_order_relaxed);
     sealed_next_.store(0, std::memory_order_relaxed);
     sealer_tid_.store(0, std::memory_order_relaxed);
@@ -227,47 +124,85 @@ void EventLog::reset_mapping() {
 }
 
 bool EventLog::reopen_in_child(long rank, int pid) {
-    // The parent's log is the parent's: its mapping (inherited, shared with
-    // the parent's file) is dropped before anything is written. So is its
-    // descriptor, unless the number is the application's by now.
+    // The parent's stream is the parent's: its regions (inherited, shared
+    // with the parent's file) are dropped before anything is written.
     reset_mapping();
-    if (same_file(fd_)) raw::close(fd_);
-    fd_ = -1;
+    stream_ = 0;
     write_error_ = 0;
+    // The application may have closed our descriptors (a daemon closes them
+    // all) and reused their numbers: the host directory is checked (and
+    // found again by path) here; the node file's descriptor is, by
+    // open_stream, before the stream's first region is reserved.
     if (host_dir() < 0) {
-        write_error_ = -ENOENT;
+        write_error_ = host_dir_error_;
         return false;
     }
-    return create(rank, pid);
+    if (!node_.is_open()) {
+        write_error_ = -EBADF;
+        return false;
+    }
+    return open_stream(rank, pid);
 }
 
 int EventLog::host_dir() {
     if (same_host_dir(host_dir_fd_)) return host_dir_fd_;
     // Never closed here: the number may be the application's.
     host_dir_fd_ = -1;
-    if (out_dir_ == nullptr || host_ == nullptr) return -1;
-    char path[4096 + 512];
-    TextBuffer p(path, sizeof path);
-    p.add(out_dir_).add("/").add(host_);
-    if (p.size() + 1 >= sizeof path) return -1;
+    host_dir_error_ = -ENOENT;
+    if (out_dir_ == nullptr || host_path_[0] == '\0') return -1;
     // O_NOFOLLOW and the identity check: OUT may be a shared /tmp where the
     // directory was replaced meanwhile.
-    long fd = raw::openat(AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return -1;
+    long fd = raw::openat(AT_FDCWD, host_path_, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        host_dir_error_ = fd;  // gone, or no descriptor left (EMFILE)
+        return -1;
+    }
     if (!same_host_dir(static_cast<int>(fd))) {
         raw::close(static_cast<int>(fd));
-        return -1;
+        return -1;  // another directory by that name: ours is gone
     }
     host_dir_fd_ = move_to_high_fd(static_cast<int>(fd));
     return host_dir_fd_;
 }
 
+bool EventLog::same_host_dir(int fd) const {
+    struct stat st{};
+    return fd >= 0 && raw::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_dev == host_dev_ &&
+           st.st_ino == host_ino_;
+}
+
+bool EventLog::covered_by_mapping(std::uint64_t end) const {
+    const std::size_t have = mapped_regions_.load(std::memory_order_acquire);
+    return end <= nf::recorder_region_start(have);
+}
+
 void EventLog::copy_out(std::uint64_t offset, const char* line, std::size_t len) {
-    const std::size_t index = static_cast<std::size_t>(offset / kChunk);
-    const std::size_t in = static_cast<std::size_t>(offset % kChunk);
-    const std::size_t first = len < kChunk - in ? len : kChunk - in;
-    std::memcpy(chunk_[index] + in, line, first);
-    if (first < len) std::memcpy(chunk_[index + 1], line + first, len - first);
+    while (len > 0) {
+        const std::uint64_t k = nf::recorder_region_of(offset);
+        const std::uint64_t in = offset - nf::recorder_region_start(k);
+        const std::uint64_t room = nf::data_bytes(nf::recorder_region_bytes(static_cast<std::uint32_t>(k))) - in;
+        const std::size_t n = len < room ? len : static_cast<std::size_t>(room);
+        std::memcpy(region_[k] + sizeof(nf::RegionHeader) + in, line, n);
+        offset += n;
+        line += n;
+        len -= n;
+    }
+}
+
+long EventLog::pwrite_out(std::uint64_t offset, const char* line, std::size_t len) {
+    while (len > 0) {
+        const std::uint64_t k = nf::recorder_region_of(offset);
+        if (k >= regions_.load(std::memory_order_acquire)) return -ENOSPC;
+        const std::uint64_t in = offset - nf::recorder_region_start(k);
+        const std::uint64_t room = nf::data_bytes(nf::recorder_region_bytes(static_cast<std::uint32_t>(k))) - in;
+        const std::size_t n = len < room ? len : static_cast<std::size_t>(room);
+        const long rc = pwrite_all(node_.fd(), line, n, region_offset_[k] + sizeof(nf::RegionHeader) + in);
+        if (rc < 0) return rc;
+        offset += n;
+        line += n;
+        len -= n;
+    }
+    return 0;
 }
 
 bool EventLog::write(const char* line, std::size_t len) {
@@ -275,18 +210,16 @@ bool EventLog::write(const char* line, std::size_t len) {
     const std::uint64_t old = next_.fetch_add(len, std::memory_order_relaxed);
     const std::uint64_t flags = old & kFlags;
     const std::uint64_t offset = old & ~kFlags;
-    if (flags == 0 && len <= kChunk) {
-        const std::size_t have = mapped_chunks_.load(std::memory_order_acquire);
-        if (offset + len + kStopNoteRoom <= static_cast<std::uint64_t>(have) * kChunk) {
-            copy_out(offset, line, len);
-            return true;
-        }
+    // Each line leaves kStopNoteRoom mapped after it, for the stop note.
+    if (flags == 0 && covered_by_mapping(offset + len + kStopNoteRoom)) {
+        copy_out(offset, line, len);
+        return true;
     }
     return write_slow(offset, flags, line, len);
 }
 
 void EventLog::seal_for_end() {
-    if (fd_ < 0) return;
+    if (node_.fd() < 0 || stream_ == 0) return;
     sealer_tid_.store(raw::gettid(), std::memory_order_relaxed);
     const std::uint64_t old = next_.fetch_or(kSealed, std::memory_order_acq_rel);
     if ((old & kSealed) != 0) return;
@@ -294,10 +227,23 @@ void EventLog::seal_for_end() {
     if ((old & kFinished) == 0) wait_for_lines_in_flight(old & ~kFlags);
 }
 
+bool EventLog::copied_whole(std::uint64_t begin, std::uint64_t end) const {
+    if (end > nf::recorder_region_start(mapped_regions_.load(std::memory_order_acquire))) return false;
+    while (begin < end) {
+        const std::uint64_t k = nf::recorder_region_of(begin);
+        const std::uint64_t in = begin - nf::recorder_region_start(k);
+        const std::uint64_t room = nf::data_bytes(nf::recorder_region_bytes(static_cast<std::uint32_t>(k))) - in;
+        const std::size_t n = static_cast<std::size_t>(end - begin < room ? end - begin : room);
+        if (std::memchr(region_[k] + sizeof(nf::RegionHeader) + in, '\0', n) != nullptr) return false;
+        begin += n;
+    }
+    return true;
+}
+
 void EventLog::wait_for_lines_in_flight(std::uint64_t end) {
     // A line is in flight between its writer's fetch_add and the end of its
     // copy: nanoseconds, unless the writer was preempted there (or is
-    // growing the file for it). The last 64 KiB before the end are looked
+    // growing the stream for it). The last 64 KiB before the end are looked
     // at; a range not mapped yet is being grown under the lock. At most
     // kPatienceNs: a preempted writer waits for a CPU, on a busy machine a
     // scheduler tick or two. The wait is paid only when lines are in flight.
@@ -308,17 +254,7 @@ void EventLog::wait_for_lines_in_flight(std::uint64_t end) {
     raw::syscall6(SYS_clock_gettime, CLOCK_MONOTONIC, reinterpret_cast<long>(&start));
     for (int round = 0;; ++round) {
         if (failed_.load(std::memory_order_acquire) || !use_mapping_.load(std::memory_order_relaxed)) return;
-        const std::uint64_t mapped =
-            static_cast<std::uint64_t>(mapped_chunks_.load(std::memory_order_acquire)) * kChunk;
-        bool complete = end <= mapped;
-        for (std::uint64_t at = begin; at < end && complete;) {
-            const std::size_t index = static_cast<std::size_t>(at / kChunk);
-            const std::size_t in = static_cast<std::size_t>(at % kChunk);
-            const std::size_t n = static_cast<std::size_t>(end - at < kChunk - in ? end - at : kChunk - in);
-            complete = std::memchr(chunk_[index] + in, '\0', n) == nullptr;
-            at += n;
-        }
-        if (complete) return;
+        if (copied_whole(begin, end)) return;
         raw::syscall6(SYS_clock_gettime, CLOCK_MONOTONIC, reinterpret_cast<long>(&now));
         if ((now.tv_sec - start.tv_sec) * 1'000'000'000L + (now.tv_nsec - start.tv_nsec) > kPatienceNs) return;
         // Yield first (the writer may be waiting for this CPU), then sleep a
@@ -343,7 +279,7 @@ void EventLog::dropped_at(std::uint64_t offset) {
 
 bool EventLog::write_slow(std::uint64_t offset, std::uint64_t flags, const char* line,
                           std::size_t len) {
-    if (fd_ < 0) return false;
+    if (node_.fd() < 0 || stream_ == 0) return false;
     if ((flags & kSealed) != 0) {
         // The process's end is written: only the thread writing it goes on,
         // right after the lines reserved before the seal.
@@ -358,12 +294,13 @@ bool EventLog::write_slow(std::uint64_t offset, std::uint64_t flags, const char*
         dropped_at(offset);
         return false;
     }
-    if (!finished && len <= kChunk && use_mapping_.load(std::memory_order_relaxed)) {
+    if (!finished && use_mapping_.load(std::memory_order_relaxed)) {
         if (lock(true)) {
-            const bool in_map = grow_to(offset + len + kStopNoteRoom);
+            const bool in_map = add_regions(offset + len + kStopNoteRoom, false) &&
+                                covered_by_mapping(offset + len + kStopNoteRoom);
             unlock();
-            // Chunks are never unmapped, and finish() truncates to no less
-            // than the end of a range reserved before it.
+            // Regions are never unmapped, and finish() records no less than
+            // the end of a range reserved before it.
             if (in_map) {
                 copy_out(offset, line, len);
                 return true;
@@ -374,13 +311,15 @@ bool EventLog::write_slow(std::uint64_t offset, std::uint64_t flags, const char*
             }
         }
     }
-    // The pwrite fallback, under the lock: past finish() the line must come
-    // after its truncation, and a descriptor the application closed is
-    // replaced only under the lock. (A signal handler that interrupted the
-    // lock's holder goes ahead without it.)
+    // The pwrite fallback, under the lock: past finish() the stream's
+    // recorded length must grow with the line, and a descriptor the
+    // application closed is replaced only under the lock. (A signal handler
+    // that interrupted the lock's holder goes ahead without it.)
     const bool locked = lock(true);
-    long n = same_file(fd_) || (locked && reopen_own_file()) ? 0 : -EBADF;
-    if (n == 0) n = pwrite_all(fd_, line, len, offset);
+    long n = same_file(node_.fd()) || (locked && reopen_own_file()) ? 0 : -EBADF;
+    if (n == 0 && locked && !add_regions(offset + len, true) && failed_.load(std::memory_order_acquire)) n = -EIO;
+    if (n == 0) n = pwrite_out(offset, line, len);
+    if (n == 0 && finished && locked && offset + len > stream_end_) set_stream_end(offset + len, false);
     if (locked) unlock();
     if (n < 0) {
         dropped_at(offset);
@@ -390,80 +329,75 @@ bool EventLog::write_slow(std::uint64_t offset, std::uint64_t flags, const char*
     return true;
 }
 
-bool EventLog::grow_to(std::uint64_t end) {
+bool EventLog::add_regions(std::uint64_t end, bool finished) {
     for (;;) {
-        const std::size_t have = mapped_chunks_.load(std::memory_order_relaxed);
-        if (end <= static_cast<std::uint64_t>(have) * kChunk) return true;
-        // After finish() the file keeps the size it was truncated to.
-        if ((next_.load(std::memory_order_relaxed) & kFinished) != 0) return false;
-        if (have >= kMaxChunks || !use_mapping_.load(std::memory_order_relaxed)) {
-            use_mapping_.store(false, std::memory_order_relaxed);
+        const std::size_t have = regions_.load(std::memory_order_relaxed);
+        if (end <= nf::recorder_region_start(have)) return true;
+        if (have >= kMaxRegions) {
+            fail(-EFBIG, "is full (4 GiB in one process)");
             return false;
         }
         // The application may have closed our descriptor (a daemon closes
         // them all) and reused its number: find our file again by its name,
         // and only if it is still the very same file.
-        long rc = same_file(fd_) || reopen_own_file() ? 0 : -EBADF;
+        long rc = same_file(node_.fd()) || reopen_own_file() ? 0 : -EBADF;
         if (rc < 0) {
             fail(rc, "cannot grow");
             return false;
         }
         // Removed (rm -rf of the output directory): growing a file nobody
         // will read only takes disk space until exit.
-        if (removed()) {
+        if (node_.removed()) {
             report_removed();
             return false;
         }
-        const std::uint64_t at = static_cast<std::uint64_t>(have) * kChunk;
-        // fallocate, not ftruncate: the blocks are reserved now, so a full
-        // disk is an error here instead of a SIGBUS on a store later.
-        do {
-            rc = raw::fallocate(fd_, 0, at, kChunk);
-        } while (rc == -EINTR);
-        if (rc == -EOPNOTSUPP || rc == -ENOSYS) {
-            use_mapping_.store(false, std::memory_order_relaxed);  // pwrite from now on
-            return false;
+        const std::uint32_t seq = static_cast<std::uint32_t>(have);
+        const std::uint64_t bytes = nf::recorder_region_bytes(seq);
+        const std::uint64_t at = node_.reserve(bytes);
+        bool map = !finished && use_mapping_.load(std::memory_order_relaxed) &&
+                   mapped_regions_.load(std::memory_order_relaxed) == have;
+        if (map) {
+            // fallocate, not ftruncate: the blocks are reserved now, so a
+            // full disk is an error here instead of a SIGBUS on a store later.
+            do {
+                rc = raw::fallocate(node_.fd(), 0, at, bytes);
+            } while (rc == -EINTR);
+            if (rc == -EOPNOTSUPP || rc == -ENOSYS) {
+                use_mapping_.store(false, std::memory_order_relaxed);  // pwrite from now on
+                map = false;
+            } else if (rc < 0) {
+                fail(rc, "cannot grow");
+                return false;
+            }
         }
-        if (rc < 0) {
-            fail(rc, "cannot grow");
-            return false;
+        const nf::RegionHeader header = region_header(bytes, stream_, seq, pid_, rank_, 0);
+        char* base = nullptr;
+        if (map) {
+            long addr = raw::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, node_.fd(), at);
+            if (addr < 0 && addr > -4096) {
+                use_mapping_.store(false, std::memory_order_relaxed);
+            } else {
+                base = reinterpret_cast<char*>(addr);
+                // Every page of a 256 KiB region is written; fault them in
+                // now, in one call, rather than one fault per 4 KiB in later
+                // writers. Not the first region: a short-lived process
+                // should not pay for pages it never uses. Linux >= 5.14.
+                if (seq > 0) raw::syscall6(SYS_madvise, addr, static_cast<long>(bytes), kMadvPopulateWrite);
+                std::memcpy(base, &header, sizeof header);
+            }
         }
-        // Right after the previous chunk if that address is free: the kernel
-        // then merges the two into one mapping (no growing count of VMAs).
-        void* hint = have > 0 ? chunk_[have - 1] + kChunk : nullptr;
-        long addr = raw::mmap(hint, kChunk, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, at);
-        if (addr < 0 && addr > -4096) {
-            use_mapping_.store(false, std::memory_order_relaxed);
-            return false;
+        if (base == nullptr) {
+            rc = pwrite_all(node_.fd(), reinterpret_cast<const char*>(&header), sizeof header, at);
+            if (rc < 0) {
+                fail(rc, "cannot grow");
+                return false;
+            }
         }
-        // Every page of a chunk is written; fault them in now, in one call,
-        // rather than one fault per 4 KiB in later writers (on a VM a first
-        // write to a file page costs several microseconds). Not the first
-        // chunk: a short-lived process should not pay for pages it never
-        // uses. Linux >= 5.14; elsewhere the pages fault in as written.
-        if (have > 0) raw::syscall6(SYS_madvise, addr, static_cast<long>(kChunk), kMadvPopulateWrite);
-        chunk_[have] = reinterpret_cast<char*>(addr);
-        mapped_chunks_.store(have + 1, std::memory_order_release);
+        region_offset_[have] = at;
+        region_[have] = base;
+        regions_.store(have + 1, std::memory_order_release);
+        if (base != nullptr) mapped_regions_.store(have + 1, std::memory_order_release);
     }
-}
-
-bool EventLog::same_file(int fd) const {
-    struct stat st{};
-    return fd >= 0 && raw::fstat(fd, &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_;
-}
-
-bool EventLog::same_host_dir(int fd) const {
-    struct stat st{};
-    return fd >= 0 && raw::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_dev == host_dev_ &&
-           st.st_ino == host_ino_;
-}
-
-bool EventLog::removed() const {
-    // Only our own file's count of names: the number may hold the
-    // application's file by now (one it unlinked itself, say).
-    struct stat st{};
-    return fd_ >= 0 && raw::fstat(fd_, &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_ &&
-           st.st_nlink == 0;
 }
 
 void EventLog::report_removed() {
@@ -474,42 +408,19 @@ void EventLog::report_removed() {
     TextBuffer msg(buf, sizeof buf);
     msg.add("stacksage: the event log ");
     if (out_dir_ != nullptr && host_ != nullptr) msg.add(out_dir_).add("/").add(host_).add("/");
-    msg.add(name_).add(" was removed while the process ran (was the output directory deleted?); "
-                       "the events of this process are lost, the application runs on\n");
+    msg.add(node_.name()).add(" was removed while the process ran (was the output directory deleted?); "
+                              "the events of this process are lost, the application runs on\n");
     tell_stderr_once(msg.c_str(), msg.size());
 }
 
 bool EventLog::still_recording() {
-    if (fd_ < 0 || failed_.load(std::memory_order_acquire)) return false;
-    if (!removed()) return true;
+    if (node_.fd() < 0 || stream_ == 0 || failed_.load(std::memory_order_acquire)) return false;
+    if (!node_.removed()) return true;
     report_removed();
     return false;
 }
 
-bool EventLog::reopen_own_file() {
-    if (out_dir_ == nullptr || host_ == nullptr) return false;
-    char path[4096 + 512];
-    TextBuffer p(path, sizeof path);
-    p.add(out_dir_).add("/").add(host_).add("/").add(name_);
-    if (p.size() + 1 >= sizeof path) return false;
-    // The directories on the way may have been replaced (OUT may be a shared
-    // /tmp): look first without opening anything (O_PATH: a FIFO or a device
-    // planted there is neither opened nor woken), and open for writing only
-    // what is our very file; non-blocking and never as a controlling tty.
-    long probe = raw::openat(AT_FDCWD, path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-    if (probe < 0) return false;
-    const bool ours = same_file(static_cast<int>(probe));
-    raw::close(static_cast<int>(probe));
-    if (!ours) return false;
-    long fd = raw::openat(AT_FDCWD, path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0) return false;
-    if (!same_file(static_cast<int>(fd))) {
-        raw::close(static_cast<int>(fd));
-        return false;
-    }
-    fd_ = move_to_high_fd(static_cast<int>(fd));
-    return true;
-}
+bool EventLog::reopen_own_file() { return out_dir_ != nullptr && node_.reopen(host_path_); }
 
 bool EventLog::lock(bool wait) {
     const int me = raw::gettid();
@@ -523,26 +434,55 @@ bool EventLog::lock(bool wait) {
     }
 }
 
+void EventLog::set_stream_end(std::uint64_t length, bool from_signal) {
+    if (regions_.load(std::memory_order_acquire) == 0) return;
+    stream_end_ = length;
+    const std::uint64_t value = nf::kStreamEnded | length;
+    if (region_[0] != nullptr) {
+        auto* header = reinterpret_cast<nf::RegionHeader*>(region_[0]);
+        __atomic_store_n(&header->stream_end, value, __ATOMIC_RELEASE);
+        return;
+    }
+    // Never written into a file that is not ours (a reused descriptor number).
+    if (same_file(node_.fd()) || (!from_signal && reopen_own_file()))
+        pwrite_all(node_.fd(), reinterpret_cast<const char*>(&value), sizeof value, region_offset_[0] + kStreamEndField);
+}
+
+void EventLog::free_unused_tail(std::uint64_t length) {
+    // The rest of the last region is never read: give its blocks back (the
+    // file keeps its size; the reader stops at the recorded length).
+    constexpr int kPunchHole = 0x02 | 0x01;  // FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE
+    const std::size_t have = regions_.load(std::memory_order_acquire);
+    for (std::uint64_t k = nf::recorder_region_of(length); k < have; ++k) {
+        const std::uint64_t start = nf::recorder_region_start(k);
+        const std::uint64_t used = length > start ? length - start : 0;
+        const std::uint64_t from = (region_offset_[k] + sizeof(nf::RegionHeader) + used + kPage - 1) / kPage * kPage;
+        const std::uint64_t to = region_offset_[k] + nf::recorder_region_bytes(static_cast<std::uint32_t>(k));
+        if (from < to) raw::fallocate(node_.fd(), kPunchHole, from, to - from);
+    }
+}
+
 bool EventLog::write_stop_note(const char* line, std::size_t len) {
-    if (fd_ < 0 || len > kStopNoteRoom || !failed_.load(std::memory_order_acquire) || write_error_ == -ENOENT)
+    if (node_.fd() < 0 || stream_ == 0 || len > kStopNoteRoom || !failed_.load(std::memory_order_acquire) ||
+        write_error_ == -ENOENT)
         return false;
     if (stop_note_written_.exchange(true, std::memory_order_acq_rel)) return false;
     if (!lock(true)) return false;
     // Every line below the first lost one was written, and each was written
     // only with kStopNoteRoom mapped after it: the note fits there.
     const std::uint64_t at = failed_end_.load(std::memory_order_acquire);
-    const std::uint64_t mapped = static_cast<std::uint64_t>(mapped_chunks_.load(std::memory_order_acquire)) * kChunk;
-    const bool fits = at != ~std::uint64_t{0} && at + len <= mapped && (next_.load() & kFinished) == 0;
+    const bool fits = at != ~std::uint64_t{0} && covered_by_mapping(at + len) &&
+                      (next_.load(std::memory_order_acquire) & kFinished) == 0;
     if (fits) {
         copy_out(at, line, len);
-        failed_end_.store(at + len, std::memory_order_release);  // finish() truncates after it
+        failed_end_.store(at + len, std::memory_order_release);  // finish() records the length after it
     }
     unlock();
     return fits;
 }
 
 void EventLog::finish(bool from_signal) {
-    if (fd_ < 0) return;
+    if (node_.fd() < 0 || stream_ == 0) return;
     still_recording();  // a removed file is said now, at the latest
     if (!lock(!from_signal)) return;
     const std::uint64_t old = next_.fetch_or(kFinished, std::memory_order_acq_rel);
@@ -550,8 +490,8 @@ void EventLog::finish(bool from_signal) {
         std::uint64_t used = (old & kSealed) != 0 ? sealed_next_.load(std::memory_order_acquire) : old & ~kFlags;
         const std::uint64_t dropped = failed_end_.load(std::memory_order_acquire);
         if (dropped < used) used = dropped;
-        // Never truncate a file that is not ours (a reused descriptor number).
-        if (same_file(fd_) || (!from_signal && reopen_own_file())) raw::ftruncate(fd_, used);
+        set_stream_end(used, from_signal);
+        if (same_file(node_.fd())) free_unused_tail(used);
     }
     unlock();
 }
@@ -562,7 +502,7 @@ void EventLog::fail(long error, const char* what) {
     if (quiet_) return;
     char buf[512];
     TextBuffer msg(buf, sizeof buf);
-    msg.add("stacksage: the event log ").add(name_).add(" ").add(what).add(" (").add(
+    msg.add("stacksage: the event log ").add(node_.name()).add(" ").add(what).add(" (").add(
         strerrordesc_np(static_cast<int>(-error))).add("); later events of this process are not "
                                                         "recorded, the application runs on\n");
     tell_stderr_once(msg.c_str(), msg.size());

@@ -353,6 +353,8 @@ void give(const Warning& w) {
     line.field(schema::fix, w.fix);
     line.field(schema::message, message);
     line.field_bool(schema::said, say_it);
+    // From the watcher thread, into this image's stream of the node's event
+    // file (emit goes through append_to_node_file, as recorder threads do).
     emit(line, schema::event);
 }
 

@@ -1,5 +1,5 @@
-// libstacksage-model.so: builds the process's model from its event log at
-// exit and writes it next to the log. Loaded by the preload with
+// libstacksage-model.so: builds the process's model from its event stream
+// at exit and writes it into the node's node.models. Loaded by the preload with
 // dlopen(RTLD_LOCAL) only then (see process_model_hook.cpp).
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -15,7 +15,9 @@
 #include "core/model_json.hpp"
 #include "parsers/hwloc_loader.hpp"
 #include "parsers/node_topology_cache.hpp"
+#include "parsers/node_file_reader.hpp"
 #include "parsers/run_directory.hpp"
+#include "preload/node_file.hpp"
 #include "preload/model_writer_api.h"
 #include "preload/process_model_builder.hpp"
 
@@ -31,63 +33,24 @@ void set_error(char* error, size_t cap, const std::string& message) {
     error[n] = '\0';
 }
 
-// Writes text to dir/name without following or replacing anything: a
-// private temporary name, then link(2), which fails if the name exists.
-std::string publish(const fs::path& dir, const std::string& name, const std::string& text) {
-    const fs::path temp = dir / (name + ".tmp." + std::to_string(::getpid()));
-    int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0) return temp.string() + ": " + std::strerror(errno);
-    const char* p = text.data();
-    std::size_t left = text.size();
-    std::string failure;
-    while (left > 0) {
-        ssize_t n = ::write(fd, p, left);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            failure = temp.string() + ": " + std::strerror(errno);
-            break;
-        }
-        p += n;
-        left -= static_cast<std::size_t>(n);
-    }
-    ::close(fd);
-    if (failure.empty() && ::link(temp.c_str(), (dir / name).c_str()) != 0)
-        failure = (dir / name).string() + ": " + std::strerror(errno);
-    ::unlink(temp.c_str());
-    return failure;
-}
-
-// Reads the whole file at path into text; "" when it was read, else why
-// not. The log is read back by its name, which someone may have given to a
-// FIFO or a link meanwhile (OUT may be a shared /tmp): opened non-blocking
-// and without following a link, and only a regular file read.
-std::string read_log(const fs::path& path, std::string& text) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0) return path.string() + ": cannot be read: " + std::strerror(errno);
-    struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        ::close(fd);
-        return path.string() + ": not a regular file";
-    }
-    text.clear();
-    text.reserve(static_cast<std::size_t>(st.st_size));
-    char buf[1 << 16];
-    for (;;) {
-        const ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            const int err = errno;
-            ::close(fd);
-            return path.string() + ": cannot be read: " + std::strerror(err);
-        }
-        if (n == 0) break;
-        text.append(buf, static_cast<std::size_t>(n));
-    }
-    ::close(fd);
+// The process's model as a stream of the node's node.models, linked to its
+// event stream (preload/node_file.hpp: the same publishing and hostile-name
+// rules as the event file).
+std::string publish(const fs::path& dir, std::int64_t pid, std::int64_t rank, std::uint64_t event_stream,
+                    const std::string& text) {
+    const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dir_fd < 0) return dir.string() + ": " + std::strerror(errno);
+    preload::NodeFile models;
+    long rc = models.open(dir_fd, formats::node_file::FileKind::models, dir.filename().c_str());
+    ::close(dir_fd);
+    if (rc == 0) rc = preload::write_whole_stream(models, pid, rank, event_stream, text.data(), text.size());
+    models.close();
+    if (rc < 0) return (dir / "node.models").string() + ": " + std::strerror(static_cast<int>(-rc));
     return {};
 }
 
-int write_model(const char* host_dir, const char* log_name, char* error, size_t error_cap) {
+int write_model(const char* host_dir, const char* log_name, std::uint64_t stream, const std::uint64_t* region_offsets,
+                std::size_t regions, std::int64_t pid, std::int64_t rank, char* error, size_t error_cap) {
     const fs::path dir(host_dir);
     const fs::path topology = dir / formats::run_layout::kTopologyXml;
     // The first process of the node to get here converts the node's topology
@@ -109,15 +72,20 @@ int write_model(const char* host_dir, const char* log_name, char* error, size_t 
         return 1;
     }
     // The log read as the analyzer reads it (parsers/process_log.hpp): the
-    // trailing NULs of the log's last chunk (it is truncated only after
-    // this) and torn lines of threads still writing are skipped there.
+    // trailing NULs of the stream's last region (its length is recorded only
+    // after this) and torn lines of threads still writing are skipped there.
+    // Only this stream's regions are read (a node of thousands of
+    // processes costs each of them its own bytes, not the whole file), by
+    // the file's name, which someone may have given to a FIFO or a link
+    // meanwhile (OUT may be a shared /tmp): read_node_stream reads only a
+    // regular file, non-blocking, and only regions that name this stream.
     const fs::path log = dir / log_name;
-    std::string log_text;
-    if (std::string failure = read_log(log, log_text); !failure.empty()) {
-        set_error(error, error_cap, failure);
+    Result<std::string> own = read_node_stream(log.string(), log.string(), stream, region_offsets, regions);
+    if (!own) {
+        set_error(error, error_cap, own.error().message);
         return 1;
     }
-    Result<ProcessImage> image = parse_process_log(log_text, log.string());
+    Result<ProcessImage> image = parse_process_log(*own, node_stream_label(log.string(), stream));
     if (!image) {
         set_error(error, error_cap, image.error().message);
         return 1;
@@ -125,7 +93,7 @@ int write_model(const char* host_dir, const char* log_name, char* error, size_t 
     preload::add_process_model(model, nodes.front(), *image);
     const std::string text =
         model_to_json(model).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    if (std::string failure = publish(dir, model_file_of(log_name), text); !failure.empty()) {
+    if (std::string failure = publish(dir, pid, rank, stream, text); !failure.empty()) {
         set_error(error, error_cap, failure);
         return 1;
     }
@@ -136,10 +104,11 @@ int write_model(const char* host_dir, const char* log_name, char* error, size_t 
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) int stacksage_write_process_model(
-    const char* host_dir, const char* log_name, char* error, size_t error_cap) {
+    const char* host_dir, const char* log_name, uint64_t stream, const uint64_t* region_offsets, size_t regions,
+    int64_t pid, int64_t rank, char* error, size_t error_cap) {
     // Nothing may escape into the application's exit path.
     try {
-        return write_model(host_dir, log_name, error, error_cap);
+        return write_model(host_dir, log_name, stream, region_offsets, regions, pid, rank, error, error_cap);
     } catch (const std::exception& e) {
         set_error(error, error_cap, e.what());
     } catch (...) {

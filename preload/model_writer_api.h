@@ -5,6 +5,7 @@
 #define STACKSAGE_PRELOAD_MODEL_WRITER_API_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -13,18 +14,23 @@ extern "C" {
 #define kStacksageModelWriterLibrary "libstacksage-model.so"
 #define kStacksageModelWriterSymbol "stacksage_write_process_model"
 
-/* Reads <host_dir>/<log_name> (and <host_dir>/topology.xml when present),
- * builds the process's model and writes it to <host_dir>/<log stem>.model.json.
+/* Reads stream `stream` of <host_dir>/<log_name> (the node's event file;
+ * from its `regions` regions at `region_offsets`, in stream order, not the
+ * whole file;
+ * and <host_dir>/topology.xml when present), builds the process's model and
+ * writes it as a stream of <host_dir>/node.models linked to that stream.
  * Returns 0 on success, with a note in error when something was worked
  * around (the node's topology snapshot could not be used or published; ""
  * when nothing was); otherwise 1, with the reason in error. Never blocks on
  * a file in host_dir: a FIFO there is refused, a held lock waited for a
  * bounded time (parsers/node_topology_cache.hpp). */
-typedef int (*StacksageWriteProcessModel)(const char* host_dir, const char* log_name,
-                                          char* error, size_t error_cap);
+typedef int (*StacksageWriteProcessModel)(const char* host_dir, const char* log_name, uint64_t stream,
+                                          const uint64_t* region_offsets, size_t regions, int64_t pid,
+                                          int64_t rank, char* error, size_t error_cap);
 
-int stacksage_write_process_model(const char* host_dir, const char* log_name, char* error,
-                                  size_t error_cap);
+int stacksage_write_process_model(const char* host_dir, const char* log_name, uint64_t stream,
+                                  const uint64_t* region_offsets, size_t regions, int64_t pid, int64_t rank,
+                                  char* error, size_t error_cap);
 
 #ifdef __cplusplus
 }

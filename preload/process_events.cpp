@@ -411,6 +411,7 @@ void write_process_start(const char* origin, int image, bool unseen_fork) {
         line.null();
     add_cpu_quota(line, true);
     line.field(start::log, p.log.file_name());
+    line.field_u(start::stream, p.log.stream());
     add_environment(line);
     line.key(start::tracer);
     line.open_object();

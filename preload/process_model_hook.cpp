@@ -65,7 +65,8 @@ void write_process_model_at_exit(const char* skip_reason) {
         } else {
             char host_dir[4400];
             TextBuffer(host_dir, sizeof host_dir).add(p.out_dir).add("/").add(p.host);
-            ok = write(host_dir, p.log.file_name(), error, sizeof error) == 0;
+            ok = write(host_dir, p.log.file_name(), p.log.stream(), p.log.region_offsets(), p.log.region_count(), p.pid,
+                       p.rank, error, sizeof error) == 0;
         }
         // The writer stays loaded: the process is exiting anyway, and its
         // static destructors run with everyone else's.

@@ -82,6 +82,10 @@ inline long pwrite(int fd, const void* buf, std::size_t len, std::uint64_t offse
     return syscall6(SYS_pwrite64, fd, reinterpret_cast<long>(buf), static_cast<long>(len),
                     static_cast<long>(offset));
 }
+inline long pread(int fd, void* buf, std::size_t len, std::uint64_t offset) {
+    return syscall6(SYS_pread64, fd, reinterpret_cast<long>(buf), static_cast<long>(len),
+                    static_cast<long>(offset));
+}
 inline long fallocate(int fd, int mode, std::uint64_t offset, std::uint64_t len) {
     return syscall6(SYS_fallocate, fd, mode, static_cast<long>(offset), static_cast<long>(len));
 }

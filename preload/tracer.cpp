@@ -134,7 +134,7 @@ void initialise() {
         p.state.store(static_cast<int>(TracerState::Disabled), std::memory_order_release);
         return;
     }
-    write_process_start("exec", p.log.image());
+    write_process_start("exec", 0);
     p.state.store(static_cast<int>(TracerState::Ready), std::memory_order_release);
 
     register_exit_recorder();
@@ -253,7 +253,7 @@ void begin_event(JsonLine& line, const char* event, int tid) {
 void emit(JsonLine& line, const char* event) {
     std::size_t n = line.finish();
     if (n != 0) {
-        g_process.log.write(line.data(), n);
+        append_to_node_file(line.data(), n);
         return;
     }
     char small[256];
@@ -261,7 +261,7 @@ void emit(JsonLine& line, const char* event) {
     begin_event(fallback, event);
     fallback.field_bool(event_schema::common::truncated, true);
     n = fallback.finish();
-    if (n != 0) g_process.log.write(small, n);
+    if (n != 0) append_to_node_file(small, n);
 }
 
 void say(const char* message) {

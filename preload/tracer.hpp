@@ -198,6 +198,16 @@ private:
 SpinLock& big_line_lock();
 char* big_line_buffer();
 
+// Appends one complete event line (JSON ending in '\n', built with
+// begin_event/JsonLine) to this process image's stream of the node's event
+// file, OUT/<host>/node.events: what a recorder thread of its own (a
+// watcher) uses to put an event into the node's file. Lock-free; false when
+// the process is not recording (no file, a full disk, after a failure).
+inline bool append_to_node_file(const char* line, std::size_t len) {
+    ProcessState& p = process();
+    return p.log.is_open() && p.log.write(line, len);
+}
+
 // Writes one event whose fields `fill(line)` adds. The line is built in a
 // small stack buffer (threads being created have their stacks paged in on
 // demand: every page we touch is a page fault) and rebuilt in the shared big

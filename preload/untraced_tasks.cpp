@@ -125,7 +125,9 @@ std::int64_t write_usage_of_untraced_tasks() {
             if (cpu_ns < 0) continue;  // ended meanwhile
             char name[64];
             const long name_len = read_task_name(tid, name);
-            // Also a recorder thread its creator named that has not registered yet (the live watcher's).
+            // Also a recorder thread not (or no longer) registered: the live
+            // watcher's before it runs, or after it left the registry, when
+            // exit() runs on it once the application's threads are all gone.
             if (is_recorder_thread(tid) || has_recorder_thread_name(name, static_cast<std::size_t>(name_len))) {
                 recorder_ns += cpu_ns;
                 continue;

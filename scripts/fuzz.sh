@@ -32,6 +32,7 @@ bounded_runs() {
     fuzz_sample_file) echo 280000 ;;
     fuzz_run_directory) echo 10000 ;;
     fuzz_fabric) echo 400000 ;;
+    fuzz_node_file) echo 200000 ;;
     *) echo 10000 ;;
   esac
 }

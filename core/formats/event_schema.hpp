@@ -69,13 +69,14 @@ inline constexpr char cpu_periods[] = "cpu_periods";
 inline constexpr char cpu_throttled[] = "cpu_throttled";
 inline constexpr char cpu_throttled_ns[] = "cpu_throttled_ns";
 inline constexpr char log[] = "log";
+inline constexpr char stream[] = "stream";
 inline constexpr char env[] = "env";            // an object: variable name -> value
 inline constexpr char identity[] = "identity";  // likewise
 inline constexpr char tracer[] = "tracer";      // an object: tracer_info
 inline constexpr std::string_view fields[] = {
     origin, unseen_fork, image, initialised_by, ppid, host, rank, launcher, exe, cmdline, cmdline_truncated, realtime_ns,
     monotonic_ns, cpuset, cpu, cgroup_cpuset, online_cpus, cpu_quota_us, cpu_period_us, cpu_quota_cgroup,
-    cpu_periods, cpu_throttled, cpu_throttled_ns, log, env, identity, tracer};
+    cpu_periods, cpu_throttled, cpu_throttled_ns, log, stream, env, identity, tracer};
 namespace tracer_info {
 inline constexpr char version[] = "version";
 inline constexpr char schema[] = "schema";

@@ -7,12 +7,15 @@
 // run), OUT_DIR/fuzz_event_log_line/ (each of their lines) and
 // OUT_DIR/fuzz_run_directory/ (the runs packed as tests/fuzz/run_split.hpp
 // says); OUT_DIR/fuzz_sample_file/ (perf rings of each sample layout the
-// recorder opens, and sample files the recorder's writer makes of them).
+// recorder opens, and sample files the recorder's writer makes of them);
+// OUT_DIR/fuzz_node_file/ (the runs' node files as recorded, and as a kill,
+// a damaged region header, a cut file and chained regions leave them).
 #include <linux/perf_event.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -22,10 +25,13 @@
 #include <string>
 #include <vector>
 
+#include "core/formats/node_file_format.hpp"
 #include "core/model_json.hpp"
 #include "core/snapshot.hpp"
 #include "parsers/hwloc_loader.hpp"
+#include "parsers/node_file_reader.hpp"
 #include "preload/sampling/sample_file_writer.hpp"
+#include "tests/support/node_file_writer.hpp"
 #include "tests/fuzz/run_split.hpp"
 
 namespace fs = std::filesystem;
@@ -130,6 +136,68 @@ void run_directory_seeds(const fs::path& data, const fs::path& runs, const fs::p
     // Killed: a torn, zero-filled log.
     const std::string torn = log.substr(0, log.size() - 40);
     run_seed(out, "killed", {{0, read(s / "run.json")}, {1, torn + std::string(200, '\0')}});
+}
+
+// ---- node files ----------------------------------------------------------------
+
+namespace nf = stacksage::formats::node_file;
+
+// The byte offsets of the region headers of a node file, in file order.
+std::vector<std::size_t> region_offsets(const std::string& file) {
+    std::vector<std::size_t> at;
+    for (std::size_t i = nf::kNodeHeaderBytes; i + sizeof(nf::RegionHeader) <= file.size();) {
+        nf::RegionHeader h{};
+        std::memcpy(&h, file.data() + i, sizeof h);
+        if (std::memcmp(h.magic, nf::kRegionMagic, sizeof h.magic) != 0 || h.region_bytes == 0) {
+            i += nf::kRegionAlign;
+            continue;
+        }
+        at.push_back(i);
+        i += h.region_bytes;
+    }
+    return at;
+}
+
+// fuzz_node_file's first byte picks the kind the rest is read as.
+void write_node_seed(const fs::path& out, const std::string& name, nf::FileKind kind, const std::string& file) {
+    const char selector = static_cast<char>(static_cast<std::uint32_t>(kind) - 1);  // events 0, samples 1, models 2
+    write(out / "fuzz_node_file" / name, selector + file);
+}
+
+void node_file_seeds(const fs::path& runs, const fs::path& out) {
+    for (const auto& run : fs::directory_iterator(runs))
+        for (const auto& e : fs::recursive_directory_iterator(run.path())) {
+            const std::string name = e.path().filename().string();
+            nf::FileKind kind;
+            if (name == "node.events") kind = nf::FileKind::events;
+            else if (name == "node.samples") kind = nf::FileKind::samples;
+            else if (name == "node.models") kind = nf::FileKind::models;
+            else continue;
+            const std::string file = read(e.path());
+            const std::string stem = run.path().filename().string() + "-" + name;
+            write_node_seed(out, stem, kind, file);
+            const std::vector<std::size_t> regions = region_offsets(file);
+            if (regions.empty()) continue;
+            // SIGKILLed: no stream's end recorded.
+            std::string killed = file;
+            for (std::size_t at : regions)
+                std::memset(killed.data() + at + offsetof(nf::RegionHeader, stream_end), 0, sizeof(std::uint64_t));
+            write_node_seed(out, stem + "-killed", kind, killed);
+            // A process killed between reserving its region and writing its header.
+            std::string zeroed = file;
+            std::memset(zeroed.data() + regions[regions.size() / 2], 0, sizeof(nf::RegionHeader));
+            write_node_seed(out, stem + "-zeroed-header", kind, zeroed);
+            // A copy cut in the middle of its last region.
+            write_node_seed(out, stem + "-cut", kind, file.substr(0, regions.back() + (file.size() - regions.back()) / 2));
+            // The same streams as chains of small regions (a stream that
+            // outgrew its first region), and compact: no unused tails.
+            auto read_back = stacksage::parse_node_file(file, name, kind);
+            if (!read_back) continue;
+            stacksage::testing::NodeFileWriter chained(read_back->host, kind);
+            for (const stacksage::NodeStream& s : read_back->streams)
+                chained.add_stream(s.text, s.pid, s.rank, s.ended, s.of_stream, 256);
+            write_node_seed(out, stem + "-chained", kind, chained.bytes());
+        }
 }
 
 // ---- perf rings and sample files ----------------------------------------------
@@ -255,6 +323,7 @@ int main(int argc, char** argv) {
     const fs::path runs = data.parent_path() / "fuzz" / "seeds" / "runs";
     event_log_seeds(runs, out);
     run_directory_seeds(data, runs, out);
+    node_file_seeds(runs, out);
     sample_seeds(out);
     std::printf("%d seed models written, %d other seeds\n", models, written);
     return models > 0 ? 0 : 1;

@@ -36,7 +36,7 @@ inline const ProcessLog* find_log(const std::vector<ProcessLog>& logs, const std
                                   int image = 0, const char* origin = "exec") {
     for (const auto& l : logs)
         if (base_name(l.start().value("exe", nlohmann::json())) == exe &&
-            l.start().value("image", -1) == image && l.start().value("origin", "") == origin)
+            l.image == image && l.start().value("origin", "") == origin)
             return &l;
     return nullptr;
 }

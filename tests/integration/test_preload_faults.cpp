@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -117,8 +118,10 @@ struct Sentinel {
 // so that the test knows its pid (and the names its logs will get) first.
 class Spawned {
 public:
+    // file_size_limit: RLIMIT_FSIZE in bytes for the program, with SIGXFSZ
+    // ignored (a write past it fails with EFBIG instead of killing it).
     Spawned(std::vector<std::string> argv, const std::optional<fs::path>& output,
-            std::map<std::string, std::string> extra_env = {}) {
+            std::map<std::string, std::string> extra_env = {}, std::optional<rlim_t> file_size_limit = std::nullopt) {
         std::map<std::string, std::string> env;
         for (char** e = environ; *e != nullptr; ++e) {
             const char* eq = std::strchr(*e, '=');
@@ -150,6 +153,11 @@ public:
             }
             ::dup2(out[1], 1);
             ::dup2(err[1], 2);
+            if (file_size_limit) {
+                ::signal(SIGXFSZ, SIG_IGN);
+                const struct rlimit lim{*file_size_limit, *file_size_limit};
+                if (::setrlimit(RLIMIT_FSIZE, &lim) != 0) ::_exit(126);
+            }
             ::execve(args[0], args.data(), envp.data());
             ::_exit(127);
         }
@@ -239,8 +247,8 @@ private:
 // EMFILE, then starts threads, forks and tries a dlopen. The recorder's own
 // descriptors sit above the limit (it moved them to 1000 and up), so the
 // application opens exactly as many files as without it; its threads are
-// recorded (that needs no descriptor); the forked child cannot create its
-// log and says so, once.
+// recorded (that needs no descriptor); the forked child is recorded too: its
+// stream is in the node file its parent opened, so it needs no descriptor.
 TEST(PreloadFaults, DescriptorExhaustionLeavesTheApplicationAsItWas) {
     RunResult plain = run_untraced({"emfile"}, no_leak_check_if_sanitized(false));
     ASSERT_EQ(plain.exit_code(), 3) << plain.err;
@@ -254,10 +262,12 @@ TEST(PreloadFaults, DescriptorExhaustionLeavesTheApplicationAsItWas) {
     EXPECT_NE(r.out.find("emfile: child exited 4"), std::string::npos) << r.out;
 
     auto logs = read_logs(out.path());
-    ASSERT_EQ(logs.size(), 1u) << describe(logs);
+    ASSERT_EQ(logs.size(), 2u) << describe(logs);
     const ProcessLog& log = logs[0];
     expect_well_formed(log);
     expect_complete(log);
+    EXPECT_EQ(logs[1].start()["origin"], "fork");
+    EXPECT_EQ(logs[1].pid(), (*log.first("fork"))["child_pid"]);
     EXPECT_EQ(log.all("thread_start").size(), 16u);
     EXPECT_EQ(log.all("thread_end").size(), 16u);
     auto fork = log.first("fork");
@@ -275,12 +285,10 @@ TEST(PreloadFaults, DescriptorExhaustionLeavesTheApplicationAsItWas) {
     EXPECT_NE((*model)["error"].get<std::string>().find("Too many open files"), std::string::npos)
         << model->dump();
 
-    // One message, from the child, naming it and the reason.
-    auto messages = recorder_messages(r.err);
-    ASSERT_EQ(messages.size(), 1u) << r.err;
-    EXPECT_NE(messages[0].find("pid " + std::to_string(child)), std::string::npos) << messages[0];
-    EXPECT_NE(messages[0].find("Too many open files"), std::string::npos) << messages[0];
-    EXPECT_NE(messages[0].find("untraced"), std::string::npos) << messages[0];
+    // The child's whole stream, and nothing said: nothing failed.
+    expect_complete(logs[1]);
+    EXPECT_EQ(logs[1].pid(), child);
+    EXPECT_TRUE(recorder_messages(r.err).empty()) << r.err;
 }
 
 // The limit is low from the start (lowered before exec, as `ulimit -n 32`
@@ -335,7 +343,7 @@ TEST(PreloadFaults, OutputDirectoryRemovedMidRun) {
     expect_well_formed(before[0]);
     EXPECT_EQ(before[0].all("thread_start").size(), 50u);
     EXPECT_EQ(before[0].all("thread_end").size(), 50u);
-    const std::string log_name = before[0].file.filename().string();
+    const std::string log_name = before[0].start()["log"];
     fs::remove_all(out);
     RunResult r = traced.finish();
 
@@ -379,6 +387,46 @@ TEST(PreloadFaults, FullTmpfsOutputDirectory) {
         EXPECT_TRUE(log.errors.empty()) << log.file;
         EXPECT_FALSE(log.torn_last_line) << log.file;
     }
+}
+
+// A process whose stream can no longer grow (a file-size limit of its own:
+// the disk-full case without a full disk) ends its stream with the stop note
+// in the room it kept, its length recorded after it; the node's other
+// processes write their streams of the same file on, whole.
+TEST(PreloadFaults, AStreamThatCannotGrowEndsWithItsStopNoteAndTheOtherStreamsGoOn) {
+    TempDir out;
+    // The node file's header page and the stream's first region (16 KiB)
+    // fit under 64 KiB; its second region (256 KiB) does not.
+    Spawned limited({example("fault_cases"), "threads", "2000"}, out.path(), {}, rlim_t{64} << 10);
+    const RunResult stopped = limited.finish();
+    EXPECT_EQ(stopped.exit_code(), 6) << stopped.err;  // the application ran on
+    auto messages = recorder_messages(stopped.err);
+    ASSERT_EQ(messages.size(), 1u) << stopped.err;
+    EXPECT_NE(messages[0].find("cannot grow (File too large)"), std::string::npos) << messages[0];
+    RunResult other = run_fault({"threads", "200"}, out.path());
+    EXPECT_EQ(other.exit_code(), 6) << other.err;
+    EXPECT_TRUE(recorder_messages(other.err).empty()) << other.err;
+
+    const auto logs = read_logs(out.path());
+    ASSERT_EQ(logs.size(), 2u) << describe(logs);
+    for (const ProcessLog& log : logs) {
+        SCOPED_TRACE(log.file.string());
+        expect_well_formed(log);
+        expect_complete(log);  // both ended: no NULs, nothing torn
+        EXPECT_TRUE(log.stream_ended);
+    }
+    const ProcessLog& first = logs[0].pid() == limited.pid() ? logs[0] : logs[1];
+    const ProcessLog& second = &first == &logs[0] ? logs[1] : logs[0];
+    ASSERT_EQ(first.pid(), limited.pid());
+    const auto& note = first.events.back();
+    EXPECT_EQ(note["ev"], "log_stopped") << note.dump();
+    EXPECT_EQ(note["errno"], 27);  // EFBIG
+    EXPECT_EQ(note["how"], "exit");
+    EXPECT_FALSE(first.first("process_end"));
+    EXPECT_LT(first.all("thread_start").size(), 2000u);
+    ASSERT_TRUE(second.first("process_end"));
+    EXPECT_EQ(second.all("thread_start").size(), 200u);
+    EXPECT_EQ(second.all("thread_end").size(), 200u);
 }
 
 // ---------------------------------------------------------------------------
@@ -594,7 +642,7 @@ TEST(PreloadFaults, VforkAndPosixSpawnChildrenAreTracedAsTheirOwnProcesses) {
         SCOPED_TRACE(how);
         ASSERT_TRUE(by_pid.count(pid)) << describe(logs);
         const ProcessLog& child = *by_pid[pid];
-        EXPECT_EQ(child.file.filename().string(), "pid-" + std::to_string(pid) + ".jsonl");
+        EXPECT_EQ(child.image, 0);
         EXPECT_EQ(child.start()["origin"], "exec");
         EXPECT_EQ(child.start()["image"], 0);
         EXPECT_EQ(child.start()["ppid"], parent->pid());
@@ -651,29 +699,28 @@ TEST(PreloadFaults, ThreadsOfADlopenedOpenMpRuntimeAreRecorded) {
 // Hostile output directories (a symlink where the host directory or
 // topology.xml goes: PlantedSymlinksAreNeverFollowed)
 
-// Every name the recorder would use for a process is planted before the
-// process starts (its pid is known: it is held before exec): a regular file
-// at the log's name, a symlink to a file outside OUT at the next one, a FIFO
-// at the one after, and symlinks at the topology's temporary name and at the
-// model's name. Nothing outside OUT is written, nothing planted is replaced
-// or truncated, nothing hangs, and the process logs under the first free name.
+// Every name the recorder would use for the node's files is planted before
+// the process starts (its pid is known: it is held before exec): a regular
+// file at node.events, a symlink to a file outside OUT at the next name, a
+// FIFO at the one after, and symlinks at the topology's temporary name and at
+// node.models. Nothing outside OUT is written, nothing planted is replaced or
+// truncated, nothing hangs, and the process records under the first free name.
 TEST(PreloadFaults, FilesPlantedAtTheNamesALogWouldGetAreNeverTouched) {
     TempDir out, elsewhere;
     const fs::path host = out.path() / host_dir_name();
     fs::create_directory(host);
     Spawned app({example("fault_cases"), "threads", "20"}, out.path());
     const std::string pid = std::to_string(app.pid());
-    const std::string stem = "pid-" + pid;
 
-    Sentinel planted = Sentinel::make(host / (stem + ".jsonl"), "not a log: the application's own data\n");
+    Sentinel planted = Sentinel::make(host / "node.events", "not a log: the application's own data\n");
     Sentinel victim_log = Sentinel::make(elsewhere.path() / "victim-log", "outside, log\n");
     Sentinel victim_topology = Sentinel::make(elsewhere.path() / "victim-topology", "outside, topology\n");
     Sentinel victim_model = Sentinel::make(elsewhere.path() / "victim-model", "outside, model\n");
-    fs::create_symlink(victim_log.path, host / (stem + ".1.jsonl"));
-    ASSERT_EQ(::mkfifo((host / (stem + ".2.jsonl")).c_str(), 0644), 0);
+    fs::create_symlink(victim_log.path, host / "node.1.events");
+    ASSERT_EQ(::mkfifo((host / "node.2.events").c_str(), 0644), 0);
     fs::create_symlink(victim_topology.path, host / ("topology.xml.tmp." + pid));
-    fs::create_symlink(victim_model.path, host / (stem + ".3.model.json"));
-    fs::create_symlink(victim_model.path, host / (stem + ".3.model.json.tmp." + pid));
+    fs::create_symlink(victim_model.path, host / "node.models");
+    fs::create_symlink(victim_model.path, host / (".node.1.models." + pid + ".tmp"));
 
     RunResult r = app.finish();
     EXPECT_EQ(r.exit_code(), 6) << r.err;
@@ -683,31 +730,34 @@ TEST(PreloadFaults, FilesPlantedAtTheNamesALogWouldGetAreNeverTouched) {
     victim_log.expect_untouched();
     victim_topology.expect_untouched();
     victim_model.expect_untouched();
-    EXPECT_TRUE(fs::is_symlink(host / (stem + ".1.jsonl")));
-    EXPECT_TRUE(fs::is_fifo(host / (stem + ".2.jsonl")));
+    EXPECT_TRUE(fs::is_symlink(host / "node.1.events"));
+    EXPECT_TRUE(fs::is_fifo(host / "node.2.events"));
     EXPECT_TRUE(fs::is_symlink(host / ("topology.xml.tmp." + pid)));
-    EXPECT_TRUE(fs::is_symlink(host / (stem + ".3.model.json")));
+    EXPECT_TRUE(fs::is_symlink(host / "node.models"));
 
-    // The log took the first free name, and is whole.
-    const fs::path log_file = host / (stem + ".3.jsonl");
+    // The events took the first free name, and the stream is whole.
+    const fs::path log_file = host / "node.3.events";
     ASSERT_TRUE(fs::is_regular_file(log_file)) << r.err;
-    ProcessLog log = read_log(log_file);
+    auto logs = read_node_file_streams(log_file);
+    ASSERT_EQ(logs.size(), 1u);
+    const ProcessLog& log = logs[0];
     expect_well_formed(log);
     expect_complete(log);
-    EXPECT_EQ(log.start()["log"], stem + ".3.jsonl");
+    EXPECT_EQ(log.start()["log"], "node.3.events");
     EXPECT_EQ(log.all("thread_start").size(), 20u);
     auto end = log.first("process_end");
     ASSERT_TRUE(end);
     EXPECT_EQ((*end)["status"], 6);
-    // The topology could not be published under its planted temporary name,
-    // the model not under its planted name: both said in the log.
+    // The topology could not be published under its planted temporary name:
+    // said in the log. The model went past the planted names to node.2.models.
     auto topology = log.first("topology");
     ASSERT_TRUE(topology);
     EXPECT_FALSE((*topology)["ok"].get<bool>());
     EXPECT_FALSE(fs::exists(host / "topology.xml"));
     auto model = log.first("model");
     ASSERT_TRUE(model);
-    EXPECT_FALSE((*model)["ok"].get<bool>());
+    EXPECT_TRUE((*model)["ok"].get<bool>()) << model->dump();
+    EXPECT_TRUE(fs::is_regular_file(host / "node.2.models"));
 }
 
 // OUT is a world-writable sticky directory (mode 1777, like /tmp) owned by
@@ -728,10 +778,9 @@ TEST(PreloadFaults, StickySharedDirectoryOwnedByAnotherUser) {
         ASSERT_EQ(::chmod(d.c_str(), 01777), 0);
     }
     Spawned app({example("fault_cases"), "threads", "20"}, out);
-    const std::string stem = "pid-" + std::to_string(app.pid());
     std::vector<Sentinel> victims;
     std::vector<fs::path> links;
-    for (const std::string& name : {stem + ".jsonl", std::string("topology.xml"), std::string("topology.snap"),
+    for (const std::string& name : {std::string("node.events"), std::string("topology.xml"), std::string("topology.snap"),
                                    std::string("topology.snap.lock"), std::string("topology.xml.claim")}) {
         victims.push_back(Sentinel::make(elsewhere.path() / ("victim-" + name), "outside: " + name + "\n"));
         links.push_back(host / name);
@@ -750,12 +799,14 @@ TEST(PreloadFaults, StickySharedDirectoryOwnedByAnotherUser) {
         }
     }
 
-    const fs::path log_file = host / (stem + ".1.jsonl");
+    const fs::path log_file = host / "node.1.events";
     ASSERT_TRUE(fs::is_regular_file(log_file)) << r.err;
     struct stat st{};
     ASSERT_EQ(::lstat(log_file.c_str(), &st), 0);
-    EXPECT_EQ(st.st_uid, ::geteuid()) << "the log is the recorder's own new file";
-    ProcessLog log = read_log(log_file);
+    EXPECT_EQ(st.st_uid, ::geteuid()) << "the node file is the recorder's own new file";
+    auto logs = read_node_file_streams(log_file);
+    ASSERT_EQ(logs.size(), 1u);
+    const ProcessLog& log = logs[0];
     expect_well_formed(log);
     expect_complete(log);
     EXPECT_EQ(log.all("thread_start").size(), 20u);
@@ -771,7 +822,7 @@ TEST(PreloadFaults, StickySharedDirectoryOwnedByAnotherUser) {
 // The first log of the process whose pid is `pid` and whose image is `image`.
 const ProcessLog* log_of_image(const std::vector<ProcessLog>& logs, int pid, int image) {
     for (const auto& l : logs)
-        if (l.pid() == pid && l.start().value("image", -1) == image) return &l;
+        if (l.pid() == pid && l.image == image) return &l;
     return nullptr;
 }
 
@@ -849,8 +900,8 @@ TEST(PreloadFaults, FifoInPlaceOfTheOwnLogDoesNotHangTheApplication) {
     ASSERT_TRUE(app.wait_for_output("wait-rm: ready"));
     auto before = read_logs(out);
     ASSERT_EQ(before.size(), 1u);
-    const fs::path log_file = before[0].file;
-    const fs::path moved = scratch.path() / "moved.jsonl";
+    const fs::path log_file = out / host_dir_name() / "node.events";
+    const fs::path moved = scratch.path() / "moved.events";
     fs::rename(log_file, moved);
     ASSERT_EQ(::mkfifo(log_file.c_str(), 0644), 0);
     fs::remove(gate);
@@ -861,7 +912,9 @@ TEST(PreloadFaults, FifoInPlaceOfTheOwnLogDoesNotHangTheApplication) {
     EXPECT_LT(took, std::chrono::seconds(20));
     EXPECT_TRUE(fs::is_fifo(log_file));
     // Everything the process recorded is in its file, under its new name.
-    ProcessLog log = read_log(moved);
+    auto moved_logs = read_node_file_streams(moved);
+    ASSERT_GE(moved_logs.size(), 1u);  // the process's, and its child's
+    const ProcessLog& log = moved_logs[0];
     expect_well_formed(log);
     EXPECT_EQ(log.all("thread_start").size(), 2050u);
     auto model = log.first("model");
@@ -873,7 +926,8 @@ TEST(PreloadFaults, FifoInPlaceOfTheOwnLogDoesNotHangTheApplication) {
 // A process that execs itself 120 times (one pid, 121 images): from the
 // 100th exec on, no log name was left (".1" to ".99" only) and each image
 // ran untraced, saying so on the application's stderr. Now every image is
-// recorded, under ".1", ".2", ... ".120", and stderr carries nothing of ours.
+// recorded, as streams 1 to 121 of the node file, and stderr carries nothing
+// of ours.
 TEST(PreloadFaults, ExecChainOf120ImagesIsRecordedWholeWithAQuietStderr) {
     TempDir out;
     RunResult r = run_fault({"exec-chain", "120"}, out.path());
@@ -889,8 +943,7 @@ TEST(PreloadFaults, ExecChainOf120ImagesIsRecordedWholeWithAQuietStderr) {
         ASSERT_NE(log, nullptr) << describe(logs);
         expect_well_formed(*log);
         expect_complete(*log);
-        EXPECT_EQ(log->file.filename().string(),
-                  "pid-" + std::to_string(pid) + (image > 0 ? "." + std::to_string(image) : "") + ".jsonl");
+        EXPECT_EQ(log->file.filename().string(), "node.events#" + std::to_string(image + 1));
         EXPECT_EQ(log->all("thread_start").size(), 1u);
         EXPECT_EQ(log->all("exec").size(), image < 120 ? 1u : 0u);
     }

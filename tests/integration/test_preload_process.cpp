@@ -26,9 +26,12 @@ TEST(PreloadProcess, ForkGivesTheChildItsOwnLogAndExecTracesTheNewImage) {
     auto logs = read_logs(out.path());
     ASSERT_EQ(logs.size(), 3u) << describe(logs);
     for (const auto& l : logs) expect_well_formed(l);
-    // The child inherits the parent's log mapping: it must write only its own
-    // file, and each file must be whole (truncated at exit or exec).
+    // The child inherits the parent's stream's mapping: it must write only
+    // its own stream, and each must be whole (its length recorded at exit or
+    // exec). All three are streams of the node's one file.
     for (const auto& l : logs) expect_complete(l);
+    for (const auto& l : logs) EXPECT_EQ(l.file.parent_path(), logs.front().file.parent_path());
+    for (const auto& l : logs) EXPECT_TRUE(l.stream_ended) << l.file;
 
     const ProcessLog* parent = find_log(logs, "fork_exec", 0, "exec");
     const ProcessLog* forked = find_log(logs, "fork_exec", 0, "fork");
@@ -39,14 +42,15 @@ TEST(PreloadProcess, ForkGivesTheChildItsOwnLogAndExecTracesTheNewImage) {
     const int child = (*fork)["child_pid"];
     EXPECT_EQ(forked->pid(), child);
     EXPECT_EQ(forked->start()["ppid"], parent->pid());
-    EXPECT_EQ(forked->file.filename().string(), "pid-" + std::to_string(child) + ".jsonl");
+    EXPECT_EQ(forked->start()["log"], "node.events");
+    EXPECT_GT(forked->start()["stream"].get<int>(), parent->start()["stream"].get<int>());
     auto exec = forked->first("exec");
     ASSERT_TRUE(exec);
     EXPECT_EQ((*exec)["argv"][1], "child");
     EXPECT_FALSE(forked->first("process_end")) << "exec replaces the image; it does not end the process";
 
     EXPECT_EQ(image->pid(), child);
-    EXPECT_EQ(image->file.filename().string(), "pid-" + std::to_string(child) + ".1.jsonl");
+    EXPECT_GT(image->start()["stream"].get<int>(), forked->start()["stream"].get<int>());
     EXPECT_EQ(image->start()["cmdline"][1], "child");
     EXPECT_EQ(image->all("thread_start").size(), 1u);
     auto end = image->first("process_end");
@@ -293,8 +297,10 @@ TEST(PreloadProcess, TopologyIsWrittenOnceAndComplete) {
         std::string name = f.path().filename().string();
         // topology.snap: the snapshot the first model writer published for
         // the others (and the analyzer); .lock: its lock, kept by design.
+        // One file per node for the events and one for the models, whatever
+        // the number of processes.
         EXPECT_TRUE(name == "topology.xml" || name == "topology.snap" || name == "topology.snap.lock" || name == "live.node" ||
-                    f.path().extension() == ".jsonl" || name.find(".model.json") != std::string::npos)
+                    name == "node.events" || name == "node.models")
             << name;
     }
     // Processes that wrote a model published the node's snapshot, whole.

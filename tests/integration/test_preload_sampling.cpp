@@ -3,6 +3,8 @@
 // summary next to the event log at exit (docs/sample-file.md).
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -11,6 +13,7 @@
 #include <string>
 
 #include "core/formats/sample_summary_schema.hpp"
+#include "parsers/node_file_reader.hpp"
 #include "tests/integration/traced_run.hpp"
 
 namespace stacksage::testing {
@@ -31,8 +34,8 @@ RunResult sampled_run(const TempDir& out, const std::string& sample, std::vector
     return run(o);
 }
 
-// The one process's event log and its summary (not read_logs: it takes
-// every *.jsonl for an event log).
+// The one process's event stream and its summary, the stream of the node's
+// node.samples linked to it.
 struct Recorded {
     fs::path log, summary;
     std::vector<nlohmann::json> events, records;
@@ -40,20 +43,26 @@ struct Recorded {
 
 Recorded recorded(const TempDir& out) {
     Recorded r;
-    for (const auto& host : fs::directory_iterator(out.path())) {
-        if (!host.is_directory()) continue;
-        for (const auto& f : fs::directory_iterator(host.path())) {
-            const std::string name = f.path().filename().string();
-            if (name.ends_with(".samples.jsonl")) r.summary = f.path();
-            else if (name.ends_with(".jsonl")) r.log = f.path();
-        }
-    }
-    const auto read = [](const fs::path& p, std::vector<nlohmann::json>& into) {
-        std::ifstream in(p);
+    namespace nf = stacksage::formats::node_file;
+    const auto lines = [](std::string_view text, std::vector<nlohmann::json>& into) {
+        std::istringstream in{std::string(text)};
         for (std::string line; std::getline(in, line);) into.push_back(nlohmann::json::parse(line));
     };
-    if (!r.log.empty()) read(r.log, r.events);
-    if (!r.summary.empty()) read(r.summary, r.records);
+    for (const auto& host : fs::directory_iterator(out.path())) {
+        if (!host.is_directory()) continue;
+        const fs::path events = host.path() / "node.events", samples = host.path() / "node.samples";
+        auto log = stacksage::read_node_file(events.string(), "node.events", nf::FileKind::events);
+        if (!log || log->streams.empty()) continue;
+        r.log = events;
+        lines(log->streams.front().text, r.events);
+        auto summary = stacksage::read_node_file(samples.string(), "node.samples", nf::FileKind::samples);
+        if (!summary) continue;
+        for (const auto& s : summary->streams)
+            if (s.of_stream == log->streams.front().stream) {
+                r.summary = samples;
+                lines(s.text, r.records);
+            }
+    }
     return r;
 }
 

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <set>
 
+#include "parsers/node_file_reader.hpp"
 #include "tests/integration/log_checks.hpp"
 
 namespace stacksage::testing {
@@ -109,11 +110,10 @@ TEST(PreloadStress, TwoHundredFiftySixProcessesOfSixteenThreadsStartedAtOnce) {
         const int rank = log.start().value("rank", -1);
         ranks.insert(rank);
         pids.insert(log.pid());
-        char expected_name[64];
-        std::snprintf(expected_name, sizeof expected_name, "rank-%04d.pid-%d.jsonl", rank, log.pid());
-        EXPECT_EQ(log.file.filename().string(), expected_name);
+        EXPECT_EQ(log.file.parent_path().filename(), host_dir_name());
+        EXPECT_EQ(log.start()["log"], "node.events");
         EXPECT_EQ(log.start()["origin"], "exec");
-        EXPECT_EQ(log.start()["image"], 0);
+        EXPECT_EQ(log.image, 0);
         EXPECT_EQ(log.start()["identity"]["OMPI_COMM_WORLD_SIZE"], std::to_string(kProcesses));
         auto starts = log.all("thread_start");
         auto ends = log.all("thread_end");
@@ -170,19 +170,22 @@ TEST(PreloadStress, TwoHundredFiftySixProcessesOfSixteenThreadsStartedAtOnce) {
         // claims just after the writer released its claim finds topology.xml
         // there and gives the claim back.)
     }
-    int models = 0;
+    // One file for all the processes' events, one for their models.
     for (const auto& f : fs::directory_iterator(host)) {
         const std::string name = f.path().filename().string();
-        if (name.find(".model.json") != std::string::npos) {
-            ++models;
-            EXPECT_EQ(name.find(".tmp."), std::string::npos) << name;
-            continue;
-        }
         EXPECT_TRUE(name == "topology.xml" || name == "topology.snap" || name == "topology.snap.lock" || name == "live.node" ||
-                    f.path().extension() == ".jsonl")
+                    name == "node.events" || name == "node.models")
             << "left behind: " << name;
     }
-    EXPECT_EQ(models, kProcesses);
+    auto models = stacksage::read_node_file((host / "node.models").string(), "node.models",
+                                            stacksage::formats::node_file::FileKind::models);
+    ASSERT_TRUE(models) << models.error().message;
+    EXPECT_EQ(models->streams.size(), static_cast<std::size_t>(kProcesses));
+    for (const auto& m : models->streams) {
+        EXPECT_TRUE(m.ended);
+        EXPECT_GT(m.of_stream, 0u);
+        EXPECT_TRUE(nlohmann::json::parse(m.text, nullptr, false).is_object());
+    }
 
     // The report covers all of them.
     RunOptions report;
@@ -251,12 +254,8 @@ TEST(PreloadStress, ATracedLauncherForkingTwoHundredFiftySixWorkers) {
             EXPECT_EQ(log.events.back()["ev"], "exec");
         } else {
             image_logs.insert(log.pid());
-            // The new image has a rank, so its log has a name of its own
-            // (not pid-N.1.jsonl): image 0 under that name.
-            char expected_name[64];
-            std::snprintf(expected_name, sizeof expected_name, "rank-%04d.pid-%d.jsonl",
-                          log.start()["rank"].get<int>(), log.pid());
-            EXPECT_EQ(log.file.filename().string(), expected_name);
+            // The new image is the pid's second stream, after its fork's.
+            EXPECT_EQ(log.image, 1);
             EXPECT_EQ(log.start()["origin"], "exec");
             EXPECT_EQ(log.all("thread_start").size(), 4u);
             auto end = log.first("process_end");

@@ -30,10 +30,11 @@ RunResult run_example(const std::vector<std::string>& args, const std::optional<
     return run(o);
 }
 
-// The log whose process_start carries this pid and image.
+// The log of this pid's image (0, then 1, 2, ... after each exec: its
+// place among the pid's streams of node.events).
 const ProcessLog* log_of(const std::vector<ProcessLog>& logs, int pid, int image = 0) {
     for (const auto& l : logs)
-        if (l.pid() == pid && l.start().value("image", -1) == image) return &l;
+        if (l.pid() == pid && l.image == image) return &l;
     return nullptr;
 }
 
@@ -269,7 +270,8 @@ TEST(PreloadUnfollowedProcesses, RelativeOutputSurvivesChdir) {
     auto model = parent->first("model");
     ASSERT_TRUE(model);
     EXPECT_TRUE((*model)["ok"].get<bool>()) << model->dump();
-    EXPECT_TRUE(fs::exists(work.path() / "rel" / host_dir_name() / ("pid-" + std::to_string(parent->pid()) + ".model.json")));
+    EXPECT_TRUE(fs::exists(work.path() / "rel" / host_dir_name() / "node.models"));
+    EXPECT_TRUE(nlohmann::json::parse(model_text_of(*parent), nullptr, false).is_object());
     // The child exec'ed from "/" is recorded in the same directory.
     auto fork = parent->first("fork");
     ASSERT_TRUE(fork);

@@ -54,9 +54,8 @@ TEST(ProcessModel, FlowsAndTheirIntervalsOnTheTopology) {
     ASSERT_TRUE(done);
     ASSERT_TRUE((*done)["ok"].get<bool>()) << done->dump();
 
-    fs::path file = logs[0].file;
-    file.replace_extension(".model.json");
-    Result<Model> loaded = read_model_json(file.string());
+    const nlohmann::json document = nlohmann::json::parse(model_text_of(logs[0]), nullptr, false);
+    Result<Model> loaded = model_from_json(document);
     ASSERT_TRUE(loaded) << loaded.error().message;
     Model& m = *loaded;
     EXPECT_TRUE(m.check_consistency().empty());
@@ -130,9 +129,8 @@ TEST(ProcessModel, ThreadsAliveAtExitCarryTheirCpuTime) {
     std::map<std::int64_t, std::int64_t> cpu_of;
     for (const auto& u : logs[0].all("thread_usage_at_exit")) cpu_of[u["target_tid"]] = u["cpu_us"];
     ASSERT_EQ(cpu_of.size(), 2u);
-    fs::path file = logs[0].file;
-    file.replace_extension(".model.json");
-    Result<Model> loaded = read_model_json(file.string());
+    const nlohmann::json document = nlohmann::json::parse(model_text_of(logs[0]), nullptr, false);
+    Result<Model> loaded = model_from_json(document);
     ASSERT_TRUE(loaded) << loaded.error().message;
     Model& m = *loaded;
     const ComponentId proc = m.components_of_type(ComponentType::Process).at(0);

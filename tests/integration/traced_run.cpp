@@ -1,5 +1,8 @@
 #include "tests/integration/traced_run.hpp"
 
+#include "parsers/node_file_reader.hpp"
+#include "parsers/run_directory.hpp"
+
 #include "cli/sanitizer_runtime.hpp"
 
 #include <fcntl.h>
@@ -164,13 +167,11 @@ std::optional<nlohmann::json> ProcessLog::first(const std::string& event) const 
 
 int ProcessLog::pid() const { return start().value("pid", -1); }
 
-ProcessLog read_log(const fs::path& file) {
+namespace {
+
+ProcessLog log_from_text(const std::string& text, const fs::path& file) {
     ProcessLog log;
     log.file = file;
-    std::ifstream in(file, std::ios::binary);
-    std::stringstream whole;
-    whole << in.rdbuf();
-    const std::string text = whole.str();
     log.nul_bytes = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\0'));
     // As the analyzer's reader (docs/event-log.md): NUL runs are skipped; the
     // text before a line's last NUL is what is left of torn lines.
@@ -207,17 +208,64 @@ ProcessLog read_log(const fs::path& file) {
     return log;
 }
 
+std::string file_text(const fs::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    std::stringstream whole;
+    whole << in.rdbuf();
+    return whole.str();
+}
+
+}  // namespace
+
+ProcessLog read_log(const fs::path& file) { return log_from_text(file_text(file), file); }
+
+std::vector<ProcessLog> read_node_file_streams(const fs::path& file) {
+    std::vector<ProcessLog> logs;
+    Result<NodeFile> node = parse_node_file(file_text(file), file.string(), formats::node_file::FileKind::events);
+    if (!node) throw std::runtime_error(node.error().message);
+    std::map<std::int64_t, int> images_of_pid;
+    for (const NodeStream& s : node->streams) {
+        ProcessLog log = log_from_text(std::string(s.text), fs::path(file.string() + "#" + std::to_string(s.stream)));
+        log.stream_ended = s.ended;
+        log.image = images_of_pid[s.pid]++;
+        logs.push_back(std::move(log));
+    }
+    return logs;
+}
+
+std::string model_text_of(const ProcessLog& log) {
+    const std::string name = log.file.filename().string();
+    const std::size_t hash = name.find('#');
+    if (hash == std::string::npos) return {};
+    const std::uint64_t stream = std::stoull(name.substr(hash + 1));
+    const fs::path models = log.file.parent_path() / "node.models";
+    Result<NodeFile> node = parse_node_file(file_text(models), models.string(), formats::node_file::FileKind::models);
+    if (!node) return {};
+    for (const NodeStream& s : node->streams)
+        if (s.of_stream == stream) return std::string(s.text);
+    return {};
+}
+
 std::vector<ProcessLog> read_logs(const fs::path& out) {
     std::vector<fs::path> files;
     std::error_code ec;
     for (const auto& host : fs::directory_iterator(out, ec)) {
         if (!host.is_directory()) continue;
         for (const auto& f : fs::directory_iterator(host.path()))
-            if (f.path().extension() == ".jsonl") files.push_back(f.path());
+            if (f.path().extension() == ".jsonl" ||
+                is_node_file_name(f.path().filename().string(), formats::node_file::FileKind::events))
+                files.push_back(f.path());
     }
     std::sort(files.begin(), files.end());
     std::vector<ProcessLog> logs;
-    for (const auto& f : files) logs.push_back(read_log(f));
+    for (const auto& f : files) {
+        if (f.extension() == ".jsonl") {
+            logs.push_back(read_log(f));
+            if (!logs.back().events.empty()) logs.back().image = logs.back().start().value("image", 0);
+            continue;
+        }
+        for (ProcessLog& log : read_node_file_streams(f)) logs.push_back(std::move(log));
+    }
     return logs;
 }
 

@@ -85,7 +85,12 @@ RunResult run(const RunOptions& options);
 
 // One process's event log.
 struct ProcessLog {
-    fs::path file;
+    fs::path file;                    // a .jsonl, or a node file's stream: "<OUT>/<host>/node.events#N"
+    bool stream_ended = true;         // a node file's stream: its end was recorded (not killed)
+    // 0, or n for the pid's n-th image after exec: in a node file, the
+    // place among the pid's streams (the order they were opened); in an
+    // earlier-layout log, process_start's "image".
+    int image = 0;
     std::vector<nlohmann::json> events;
     bool torn_last_line = false;      // the last line did not parse (tolerated)
     std::vector<std::string> errors;  // lines before the last that did not parse
@@ -99,8 +104,15 @@ struct ProcessLog {
 };
 
 ProcessLog read_log(const fs::path& file);
-// Every *.jsonl under OUT/<host>/, sorted by file name.
+// Every stream of a node file (OUT/<host>/node.events), in stream order.
+std::vector<ProcessLog> read_node_file_streams(const fs::path& file);
+// Every stream of every node.events (and every *.jsonl of the earlier
+// layout) under OUT/<host>/, by file name, then stream.
 std::vector<ProcessLog> read_logs(const fs::path& out);
+
+// The process model written for a log of a node file (its stream of the
+// node's node.models, linked to the log's stream), as text; "" when none.
+std::string model_text_of(const ProcessLog& log);
 
 // Base name of a path-valued field ("/lib/x86_64-linux-gnu/libgomp.so.1" -> "libgomp.so.1"),
 // empty for null.

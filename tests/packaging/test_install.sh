@@ -44,8 +44,9 @@ status=0
 cat "$work/run.err" >&2
 [ "$status" -eq 0 ] || fail "stacksage run exited with $status"
 ! grep -q 'ld\.so\|cannot be preloaded\|running the command untraced' "$work/run.err" || fail "the recorder was not loaded"
-logs=$(find "$work/out" -name '*.jsonl' ! -name '*.samples.jsonl' | wc -l)
-models=$(find "$work/out" -name '*.model.json' | wc -l)
+# node.events / node.models: a 4096-byte header, then the processes' streams.
+logs=$(find "$work/out" -name 'node*.events' -size +4096c | wc -l)
+models=$(find "$work/out" -name 'node*.models' -size +4096c | wc -l)
 [ "$logs" -ge 1 ] || fail "no event log was written"
 [ "$models" -ge 1 ] || fail "no model was written (the model writer was not found next to the recorder)"
 [ -z "$(ls -A "$TMPDIR")" ] || fail "stacksage run left $(ls -A "$TMPDIR") in TMPDIR"

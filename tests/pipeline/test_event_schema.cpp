@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <map>
 #include <regex>
 #include <set>
@@ -16,6 +17,8 @@
 #include "core/formats/event_schema.hpp"
 #include "parsers/event_log_reader.hpp"
 #include "parsers/process_log.hpp"
+#include "parsers/run_directory.hpp"
+#include "parsers/node_file_reader.hpp"
 #include "tests/support/shell.hpp"
 #include "tests/support/synthetic_run.hpp"
 
@@ -350,20 +353,24 @@ TEST(EventSchema, RecordedLinesAreReadAsTheyWereWritten) {
     std::map<EventKind, std::size_t> seen;
     std::size_t logs = 0;
     for (const fs::directory_entry& f : fs::recursive_directory_iterator(dir.path())) {
-        const std::string name = f.path().filename().string();
-        if (!name.ends_with(".jsonl") || name.ends_with(".samples.jsonl")) continue;
-        ++logs;
-        auto image = read_process_log(f.path().string());
-        ASSERT_TRUE(image) << image.error().message;
-        EXPECT_TRUE(image->summary.unknown_events.empty()) << name;
-        std::ifstream in(f.path());
-        std::string text;
-        std::size_t line_no = 0;
-        while (std::getline(in, text)) {
-            ++line_no;
-            const json j = json::parse(text, nullptr, false);
-            ASSERT_TRUE(j.is_object()) << name << ":" << line_no;
-            ++seen[check_line(j, *image, name + ":" + std::to_string(line_no))];
+        if (!is_node_file_name(f.path().filename().string(), formats::node_file::FileKind::events)) continue;
+        auto node = read_node_file(f.path().string(), f.path().string(), formats::node_file::FileKind::events);
+        ASSERT_TRUE(node) << node.error().message;
+        for (const NodeStream& stream : node->streams) {
+            const std::string name = node_stream_label(f.path().string(), stream.stream);
+            ++logs;
+            auto image = parse_process_log(stream.text, name, stream.ended);
+            ASSERT_TRUE(image) << image.error().message;
+            EXPECT_TRUE(image->summary.unknown_events.empty()) << name;
+            std::istringstream in{std::string(stream.text)};
+            std::string text;
+            std::size_t line_no = 0;
+            while (std::getline(in, text)) {
+                ++line_no;
+                const json j = json::parse(text, nullptr, false);
+                ASSERT_TRUE(j.is_object()) << name << ":" << line_no;
+                ++seen[check_line(j, *image, name + ":" + std::to_string(line_no))];
+            }
         }
     }
     ASSERT_GT(logs, 3u);

@@ -161,6 +161,67 @@ TEST(RecordingGaps, CompleteLogsGiveNoSuchFinding) {
     EXPECT_TRUE(r.json["nodes"][0]["processes"][0]["log_ends_early"].is_null());
 }
 
+// ---- the same in a node file (OUT/<host>/node.events) --------------------------
+
+// A stream whose end the recorder never recorded in the node file was cut
+// short by a kill, whatever its text ends with (a stream written with pwrite
+// where the file system has no fallocate has no zero-filled tail).
+TEST(RecordingGaps, ANodeStreamWhoseEndWasNeverRecordedWasKilled) {
+    const std::string log = kStart + thread_lines(701, 1'100'000'000, 1'200'000'000);
+    auto killed = parse_process_log(log, "n01/node.events#1", false);
+    ASSERT_TRUE(killed) << killed.error().message;
+    EXPECT_EQ(killed->log_ends_early, "killed");
+    // Its end recorded, no end event: not known why (an older recorder).
+    auto ended = parse_process_log(log, "n01/node.events#1", true);
+    ASSERT_TRUE(ended) << ended.error().message;
+    EXPECT_EQ(ended->log_ends_early, "unknown");
+}
+
+TEST(RecordingGaps, AKilledStreamOfANodeFileIsAnErrorNextToItsProcess) {
+    TempDir dir;
+    SyntheticRun run(dir.path());
+    run.write_run_json();
+    run.add_host("n01", "pack:1 core:4 pu:1");
+    SyntheticProcess p = busy_process("n01", 700, -1, 4, "0-3");
+    p.write_end = false;  // the stream's end is not recorded either
+    run.add_process_stream(p);
+    run.add_process_stream(busy_process("n01", 701, -1, 2, "0-3"));
+    run.write_node_files();
+    const Report r = report_of(dir);
+    const Finding* f = with_code(r.analysis, FindingCode::LogEndsEarly);
+    ASSERT_NE(f, nullptr) << r.text;
+    EXPECT_EQ(f->severity, Severity::Error);
+    EXPECT_NE(f->message.find("was killed before its end could be recorded"), std::string::npos) << f->message;
+    const auto& processes = r.json["nodes"][0]["processes"];
+    ASSERT_EQ(processes.size(), 2u) << processes.dump(1);
+    EXPECT_EQ(processes[0]["log_ends_early"], "killed") << processes.dump(1);
+    EXPECT_TRUE(processes[1]["log_ends_early"].is_null()) << processes.dump(1);
+    EXPECT_EQ(r.analysis.count(Severity::Error), 1u);
+}
+
+// A stopped stream: the recorder ends it (its length recorded) after the
+// log_stopped line it kept room for.
+TEST(RecordingGaps, AStoppedStreamOfANodeFileNamesItsError) {
+    TempDir dir;
+    SyntheticRun run(dir.path());
+    run.write_run_json();
+    run.add_host("n01", "pack:1 core:4 pu:1");
+    SyntheticProcess p = busy_process("n01", 700, -1, 2, "0-3");
+    p.write_end = false;
+    const std::string text = event_log_text(p) + "{\"v\":1,\"ev\":\"log_stopped\",\"t\":" + std::to_string(p.end_ns) +
+                             ",\"pid\":700,\"tid\":700,\"errno\":27,\"error\":\"File too large\",\"how\":\"exit\"}\n";
+    NodeFileWriter node("n01");
+    node.add_stream(text, 700, -1, true);
+    SyntheticRun::write_file(dir.path() / "n01" / "node.events", node.bytes());
+    const Report r = report_of(dir);
+    const Finding* f = with_code(r.analysis, FindingCode::LogEndsEarly);
+    ASSERT_NE(f, nullptr) << r.text;
+    EXPECT_NE(f->message.find("the log stopped recording before the process ended (File too large"),
+              std::string::npos)
+        << f->message;
+    EXPECT_EQ(r.json["nodes"][0]["processes"][0]["log_ends_early"], "log-stopped");
+}
+
 // ---- threads the recorder did not see created ----------------------------------
 
 namespace {

@@ -24,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "parsers/node_file_reader.hpp"
 #include "tests/support/shell.hpp"
 
 namespace fs = std::filesystem;
@@ -147,21 +148,19 @@ std::vector<json> findings(const json& j, const std::string& code, const std::st
     return out;
 }
 
+// The texts of the logs in a host directory: the streams of its node.events.
 std::vector<std::string> logs_of(const std::string& dir) {
     std::vector<std::string> logs;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir, ec))
-        if (e.path().extension() == ".jsonl" && e.path().string().find(".samples.") == std::string::npos)
-            logs.push_back(e.path().string());
+    auto node = stacksage::read_node_file(dir + "/node.events", "node.events",
+                                          stacksage::formats::node_file::FileKind::events);
+    if (node)
+        for (const auto& s : node->streams) logs.emplace_back(s.text);
     return logs;
 }
 
 // The process_start event of a log: its first line.
 json process_start(const std::string& log) {
-    std::ifstream in(log);
-    std::string line;
-    std::getline(in, line);
-    return json::parse(line, nullptr, false);
+    return json::parse(log.substr(0, log.find('\n')), nullptr, false);
 }
 
 // The host of this machine: where srun runs, the launch host.

@@ -20,6 +20,8 @@
 
 #include <fmt/core.h>
 
+#include "tests/support/node_file_writer.hpp"
+
 namespace stacksage::testing {
 
 // An hwloc XML topology from hwloc's synthetic description ("pack:2 core:8
@@ -243,7 +245,25 @@ public:
                                    std::filesystem::copy_options::overwrite_existing);
     }
 
-    // Writes the process's log; returns its path.
+    // Writes the process's log as a stream of its host's node file (the
+    // recorder's layout), written by write_node_files(); returns the node
+    // file's path.
+    std::filesystem::path add_process_stream(const SyntheticProcess& p) {
+        auto [it, added] = node_files_.try_emplace(p.host, p.host);
+        it->second.add_stream(event_log_text(p), p.pid, p.launcher.empty() ? p.rank : -1, p.write_end);
+        return dir_ / p.host / "node.events";
+    }
+    // Writes the node files of the streams added so far (and forgets them).
+    void write_node_files() {
+        for (const auto& [host, file] : node_files_) {
+            std::filesystem::create_directories(dir_ / host);
+            write_file(dir_ / host / "node.events", file.bytes());
+        }
+        node_files_.clear();
+    }
+
+    // Writes the process's log in the earlier layout (one file per process
+    // image); returns its path.
     std::filesystem::path add_process(const SyntheticProcess& p) {
         std::filesystem::create_directories(dir_ / p.host);
         const std::string name = p.rank >= 0 && p.launcher.empty()
@@ -263,6 +283,7 @@ public:
 
 private:
     std::filesystem::path dir_;
+    std::map<std::string, NodeFileWriter> node_files_;
 };
 
 // A process of `threads` busy threads (the main one included), all with `cpuset`.
@@ -290,6 +311,9 @@ struct SyntheticCluster {
     long threads = 16;   // per rank, the main thread included
     long cores = 64;     // per node: hwloc synthetic "pack:2 core:C/2 pu:1"; even
     bool bound = false;  // each rank on core (rank % cores); otherwise on the whole node
+    // > 0: each rank bound to this many cores of its own (rank r to cores
+    // [r*K, r*K+K-1], modulo the usable cores), as `--map-by ppr:R:node:PE=K`.
+    long cores_per_rank = 0;
     // Node numbers (1-based) that differ from the others:
     std::set<long> overloaded_nodes;  // each rank runs twice its threads
     std::set<long> idle_nodes;        // the ranks are kept to the first half of the cores
@@ -299,6 +323,13 @@ struct SyntheticCluster {
     // some nodes and for 96-99 % of it on others (10 s runs, stagger 100 ms).
     std::int64_t stagger_ns = 0;
     int host_digits = 4;  // n0001
+    // One node.events per host (the recorder's layout); false: one log per
+    // process (the earlier layout).
+    bool node_files = true;
+    // Node numbers (1-based) whose ranks are odd ones out: their OpenMP
+    // threads set their own affinity to one core each, half of them to the
+    // same core.
+    std::set<long> odd_nodes;
 };
 
 // Writes run.json, each host's topology and each rank's log under `dir`.
@@ -324,13 +355,24 @@ inline void write_synthetic_cluster(const std::filesystem::path& dir, const Synt
         for (long r = 0; r < c.ranks; ++r) {
             const long rank = (n - 1) * c.ranks + r;
             const unsigned threads = static_cast<unsigned>(overloaded ? 2 * c.threads : c.threads);
-            SyntheticProcess p =
-                busy_process(host, 10000 + r, rank, threads, c.bound ? std::to_string(r % usable) : all);
+            const long first = (r * c.cores_per_rank) % usable;
+            const std::string mask = c.cores_per_rank > 0 ? fmt::format("{}-{}", first, std::min(usable - 1, first + c.cores_per_rank - 1))
+                                     : c.bound              ? std::to_string(r % usable)
+                                                            : all;
+            SyntheticProcess p = busy_process(host, 10000 + r, rank, threads, mask);
             for (SyntheticThread& t : p.threads) t.start_ns = p.start_ns + 1'000'000 + ((n - 1) % 5) * c.stagger_ns;
+            if (c.odd_nodes.count(n) > 0)
+                for (std::size_t i = 0; i < p.threads.size(); ++i)
+                    p.threads[i].affinity.emplace_back(p.threads[i].start_ns + 1000,
+                                                       std::to_string(i % 2 == 0 ? 0 : (r % usable)));
             p.identity["OMPI_COMM_WORLD_RANK"] = std::to_string(rank);
             p.env["OMP_NUM_THREADS"] = std::to_string(threads);
-            run.add_process(p);
+            if (c.node_files)
+                run.add_process_stream(p);
+            else
+                run.add_process(p);
         }
+        run.write_node_files();  // one host at a time: memory holds one node's streams
     }
 }
 

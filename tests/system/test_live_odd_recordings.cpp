@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/recorded_events.hpp"
 #include "tests/support/shell.hpp"
 #include "tests/support/synthetic_run.hpp"
 
@@ -44,21 +45,8 @@ const nlohmann::json* finding(const nlohmann::json& j, const std::string& code) 
     return nullptr;
 }
 
-// The log lines of the run's only event log.
-std::vector<nlohmann::json> log_events(const std::string& out) {
-    std::vector<nlohmann::json> events;
-    for (const auto& host : std::filesystem::directory_iterator(out))
-        if (host.is_directory())
-            for (const auto& f : std::filesystem::directory_iterator(host.path()))
-                if (f.path().extension() == ".jsonl" && f.path().string().find(".samples") == std::string::npos) {
-                    std::ifstream in(f.path());
-                    for (std::string line; std::getline(in, line);) {
-                        auto j = nlohmann::json::parse(line, nullptr, false);
-                        if (!j.is_discarded()) events.push_back(std::move(j));
-                    }
-                }
-    return events;
-}
+// The log lines of the run's only event log (a stream of OUT/<host>/node.events).
+std::vector<nlohmann::json> log_events(const std::string& out) { return stacksage::testing::recorded_events(out); }
 
 }  // namespace
 

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "parsers/node_file_reader.hpp"
 #include "tests/support/cpu_cgroup.hpp"
 #include "tests/support/shell.hpp"
 #include "tests/support/synthetic_run.hpp"
@@ -98,9 +99,10 @@ TEST(LiveQuota, TwoOpenMpThreadsUnderASmallQuotaAreThrottled) {
     bool model_has_quota = false;
     for (const auto& host : fs::directory_iterator(dir.path() / "out"))
         if (host.is_directory())
-            for (const auto& file : fs::directory_iterator(host.path()))
-                if (file.path().string().ends_with(".model.json")) {
-                    const auto model = nlohmann::json::parse(read_text(file.path()), nullptr, false);
+            if (auto models = stacksage::read_node_file((host.path() / "node.models").string(), "node.models",
+                                                        stacksage::formats::node_file::FileKind::models))
+                for (const auto& stream : models->streams) {
+                    const auto model = nlohmann::json::parse(stream.text, nullptr, false);
                     for (const auto& c : model["components"])
                         for (const auto& a : c["attributes"])
                             if (a["key"] == "cpu_quota_us" && a["value"] == 10'000) model_has_quota = true;

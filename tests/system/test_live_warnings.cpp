@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/cpu_cgroup.hpp"
+#include "tests/support/recorded_events.hpp"
 #include "tests/support/shell.hpp"
 #include "tests/support/synthetic_run.hpp"
 
@@ -83,22 +84,12 @@ TimedRun run_timed(const std::string& cmd) {
     return r;
 }
 
-// Every live_warning event in the run directory's logs.
+// Every live_warning event in the run directory's logs (streams of
+// OUT/<host>/node.events).
 std::vector<nlohmann::json> live_events(const fs::path& out) {
     std::vector<nlohmann::json> events;
-    for (const auto& host : fs::directory_iterator(out)) {
-        if (!host.is_directory()) continue;
-        for (const auto& f : fs::directory_iterator(host.path())) {
-            const std::string name = f.path().filename().string();
-            if (!name.ends_with(".jsonl") || name.ends_with(".samples.jsonl")) continue;
-            std::ifstream in(f.path());
-            std::string line;
-            while (std::getline(in, line)) {
-                if (line.find("\"live_warning\"") == std::string::npos) continue;
-                events.push_back(nlohmann::json::parse(line, nullptr, false));
-            }
-        }
-    }
+    for (auto& e : stacksage::testing::recorded_events(out))
+        if (e.value("ev", "") == "live_warning") events.push_back(std::move(e));
     return events;
 }
 

@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "parsers/node_file_reader.hpp"
 #include "tests/support/shell.hpp"
 #include "tests/support/synthetic_run.hpp"
 
@@ -93,15 +94,15 @@ protected:
         return nlohmann::json::parse(r.output, nullptr, false);
     }
 
-    // The ranks whose logs are in OUT/<host>/ ("rank-0002.pid-77.jsonl").
+    // The ranks whose logs are streams of OUT/<host>/node.events (the rank
+    // in each stream's region header).
     std::set<int> ranks_on(const std::string& host) const {
         std::set<int> ranks;
-        std::error_code ec;
-        for (const auto& e : fs::directory_iterator(fs::path(out()) / host, ec)) {
-            const std::string name = e.path().filename().string();
-            if (name.rfind("rank-", 0) == 0 && name.size() > 9 && e.path().extension() == ".jsonl")
-                ranks.insert(std::stoi(name.substr(5, 4)));
-        }
+        auto node = stacksage::read_node_file((fs::path(out()) / host / "node.events").string(), "node.events",
+                                              stacksage::formats::node_file::FileKind::events);
+        if (node)
+            for (const auto& s : node->streams)
+                if (s.rank >= 0) ranks.insert(static_cast<int>(s.rank));
         return ranks;
     }
 
