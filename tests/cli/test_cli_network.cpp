@@ -109,7 +109,7 @@ TEST(CliNetwork, MapFileAndUnjoinedNodes) {
     stacksage::testing::SyntheticRun r(tmp.path() / "run");
     r.write_run_json();
     // Host names the fabric does not know, synthetic topologies without adapters.
-    for (const std::string& h : {"c1", "c2"}) {
+    for (const std::string h : {"c1", "c2"}) {
         r.add_host(h, "pack:1 core:2 pu:1");
         r.add_process(stacksage::testing::busy_process(h, 100, -1, 1, "0"));
     }

@@ -256,8 +256,9 @@ TEST(PreloadSampling, EveryRecordOfARealSummaryHasTheSchemasFields) {
         std::set<std::string> want = names(schema.at(rec));
         for (std::string_view c : ss::common::fields) want.insert(std::string(c));
         EXPECT_EQ(keys_of(record), want) << record;
-        if (rec == ss::sampling::rec)
+        if (rec == ss::sampling::rec) {
             EXPECT_EQ(keys_of(record[ss::sampling::periods]), names(ss::sampling::period::fields)) << record;
+        }
     }
     // (ran_on and papi records are checked where they are written: a short
     // run may end before its first cpu-clock sample, and PAPI needs counters.)

@@ -115,7 +115,9 @@ TEST(TopologyResolver, RebuildsANodeFromTheCpusetsSeen) {
     image.cgroup_cpuset = Cpuset::range(0, 5);
     image.online_cpus = Cpuset::range(0, 7);
     ThreadRecord t;
-    t.masks.push_back({0, Cpuset::range(0, 1)});
+    MaskChange start;
+    start.cpuset = Cpuset::range(0, 1);
+    t.masks.push_back(start);
     image.threads.push_back(t);
     seen.add(image);
     const ComponentId node = r.resolver.rebuild_from_cpusets("n07", seen);
