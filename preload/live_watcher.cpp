@@ -16,6 +16,7 @@
 #include "preload/real_functions.hpp"
 #include "preload/recorder_threads.hpp"
 #include "preload/stderr_notice.hpp"
+#include "preload/task_list.hpp"
 #include "preload/text.hpp"
 #include "preload/tracer.hpp"
 
@@ -142,14 +143,6 @@ bool read_stat(const char* path, TaskStat& out) {
     return n > 0 && parse_stat(text, n, out);
 }
 
-struct LinuxDirent64 {
-    unsigned long long d_ino;
-    long long d_off;
-    unsigned short d_reclen;
-    unsigned char d_type;
-    char d_name[1];
-};
-
 // ---- one reading of the node ----------------------------------------------------
 
 struct ThreadTicks {
@@ -189,42 +182,29 @@ std::int64_t ticks_before(int tid) {
 }
 
 void read_threads_of(int pid, std::uint64_t interval_ns) {
-    char path[96];
-    TextBuffer(path, sizeof path).add("/proc/").add_int(pid).add("/task");
-    const long dir = raw::openat(AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir < 0) return;
-    alignas(8) char entries[4096];
-    for (;;) {
-        const long n = raw::getdents64(static_cast<int>(dir), entries, sizeof entries);
-        if (n <= 0) break;
-        for (long off = 0; off < n;) {
-            auto* d = reinterpret_cast<LinuxDirent64*>(entries + off);
-            off += d->d_reclen;
-            std::uint64_t number = 0;
-            const char* p = d->d_name;
-            if (!read_decimal(p, INT32_MAX, number)) continue;  // ".", ".."
-            if (g_reading_count == live::kMaxThreads) continue;
-            const int tid = static_cast<int>(number);
-            TextBuffer(path, sizeof path).add("/proc/").add_int(pid).add("/task/").add_int(tid).add("/stat");
-            TaskStat st;
-            if (!read_stat(path, st) || st.recorder || st.state == 'Z' || st.state == 'X') continue;
-            CpuMask mask;
-            if (!mask.read_thread(tid)) continue;
-            const std::uint32_t m = mask_index(mask);
-            if (m >= kMaxMasks) continue;
-            live::ThreadReading& r = g_readings[g_reading_count++];
-            r.mask = m;
-            r.runnable = st.state == 'R';
-            r.last_cpu = st.processor;
-            const std::int64_t before = ticks_before(tid);
-            r.has_interval = before >= 0 && interval_ns > 0;
-            r.ran_ns = r.has_interval && st.cpu_ticks >= static_cast<std::uint64_t>(before)
-                           ? (st.cpu_ticks - static_cast<std::uint64_t>(before)) * g_ns_per_tick
-                           : 0;
-            g_current[g_current_count++] = {tid, st.cpu_ticks};
-        }
-    }
-    raw::close(static_cast<int>(dir));
+    char task_dir[64];
+    TextBuffer(task_dir, sizeof task_dir).add("/proc/").add_int(pid).add("/task");
+    for_each_task(task_dir, [&](int tid) {
+        if (g_reading_count == live::kMaxThreads) return;
+        char path[96];
+        TextBuffer(path, sizeof path).add("/proc/").add_int(pid).add("/task/").add_int(tid).add("/stat");
+        TaskStat st;
+        if (!read_stat(path, st) || st.recorder || st.state == 'Z' || st.state == 'X') return;
+        CpuMask mask;
+        if (!mask.read_thread(tid)) return;
+        const std::uint32_t m = mask_index(mask);
+        if (m >= kMaxMasks) return;
+        live::ThreadReading& r = g_readings[g_reading_count++];
+        r.mask = m;
+        r.runnable = st.state == 'R';
+        r.last_cpu = st.processor;
+        const std::int64_t before = ticks_before(tid);
+        r.has_interval = before >= 0 && interval_ns > 0;
+        r.ran_ns = r.has_interval && st.cpu_ticks >= static_cast<std::uint64_t>(before)
+                       ? (st.cpu_ticks - static_cast<std::uint64_t>(before)) * g_ns_per_tick
+                       : 0;
+        g_current[g_current_count++] = {tid, st.cpu_ticks};
+    });
 }
 
 // Every registered process that still runs; frees the slots of the others.

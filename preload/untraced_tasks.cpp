@@ -10,6 +10,7 @@
 #include "preload/json_line.hpp"
 #include "preload/raw_syscall.hpp"
 #include "preload/recorder_threads.hpp"
+#include "preload/task_list.hpp"
 #include "preload/text.hpp"
 #include "preload/thread_cpu_clock.hpp"
 #include "preload/thread_registry.hpp"
@@ -18,14 +19,6 @@
 namespace stacksage::preload {
 
 namespace {
-
-struct LinuxDirent64 {
-    unsigned long long d_ino;
-    long long d_off;
-    unsigned short d_reclen;
-    unsigned char d_type;
-    char d_name[1];
-};
 
 // The registry's tids, sorted. Static: the end runs once, maybe on a small
 // signal stack.
@@ -72,15 +65,6 @@ std::uint64_t age_ns(int tid) {
     return now_ns > started_ns ? now_ns - started_ns : 0;
 }
 
-// The thread's name (comm) into name; its length, 0 when unreadable.
-long read_task_name(int tid, char (&name)[64]) {
-    char path[64];
-    TextBuffer(path, sizeof path).add("/proc/self/task/").add_int(tid).add("/comm");
-    long len = raw::read_small_file(AT_FDCWD, path, name, sizeof name);
-    if (len > 0 && name[len - 1] == '\n') name[--len] = '\0';
-    return len > 0 ? len : 0;
-}
-
 void write_untraced(int tid, std::int64_t cpu_ns, const char* name, long name_len) {
     namespace usage = event_schema::thread_usage_at_exit;
     char buf[512];
@@ -104,41 +88,28 @@ std::int64_t write_usage_of_untraced_tasks() {
     for_each_registered_thread(&collect_registered, nullptr);
     if (g_registered_overflow) return -1;
     std::sort(g_registered, g_registered + g_registered_count);
-    const long dir = raw::openat(AT_FDCWD, "/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir < 0) return -1;
     const int pid = process().pid;
     std::int64_t recorder_ns = 0;
     int written = 0;
-    alignas(8) char entries[2048];
-    for (;;) {
-        const long n = raw::getdents64(static_cast<int>(dir), entries, sizeof entries);
-        if (n <= 0) break;
-        for (long off = 0; off < n;) {
-            auto* d = reinterpret_cast<LinuxDirent64*>(entries + off);
-            off += d->d_reclen;
-            std::uint64_t number = 0;
-            const char* p = d->d_name;
-            if (!read_decimal(p, INT32_MAX, number)) continue;  // ".", ".."
-            const int tid = static_cast<int>(number);
-            if (tid == pid || is_registered(tid)) continue;
-            const std::int64_t cpu_ns = read_thread_cpu_ns(tid == current_tid() ? 0 : tid);
-            if (cpu_ns < 0) continue;  // ended meanwhile
-            char name[64];
-            const long name_len = read_task_name(tid, name);
-            // Also a recorder thread not (or no longer) registered: the live
-            // watcher's before it runs, or after it left the registry, when
-            // exit() runs on it once the application's threads are all gone.
-            if (is_recorder_thread(tid) || has_recorder_thread_name(name, static_cast<std::size_t>(name_len))) {
-                recorder_ns += cpu_ns;
-                continue;
-            }
-            if (written < kMaxUntracedTaskLines) {
-                write_untraced(tid, cpu_ns, name, name_len);
-                ++written;
-            }
+    const bool listed = for_each_task("/proc/self/task", [&](int tid) {
+        if (tid == pid || is_registered(tid)) return;
+        const std::int64_t cpu_ns = read_thread_cpu_ns(tid == current_tid() ? 0 : tid);
+        if (cpu_ns < 0) return;  // ended meanwhile
+        char name[64];
+        const long name_len = read_task_name(tid, name);
+        // Also a recorder thread not (or no longer) registered: the live
+        // watcher's before it runs, or after it left the registry, when
+        // exit() runs on it once the application's threads are all gone.
+        if (is_recorder_thread(tid) || has_recorder_thread_name(name, static_cast<std::size_t>(name_len))) {
+            recorder_ns += cpu_ns;
+            return;
         }
-    }
-    raw::close(static_cast<int>(dir));
+        if (written < kMaxUntracedTaskLines) {
+            write_untraced(tid, cpu_ns, name, name_len);
+            ++written;
+        }
+    });
+    if (!listed) return -1;
     return recorder_ns / 1000;
 }
 
