@@ -42,6 +42,58 @@ struct PairVerdict {
     std::set<std::uint32_t> flows;  // flows that took part in contention
 };
 
+// Whether every flow of a runtime is a nearly idle service flow.
+bool all_service(const RunView& view, const std::vector<std::uint32_t>& flows) {
+    return std::all_of(flows.begin(), flows.end(), [&](std::uint32_t f) { return view.flows[f].service; });
+}
+
+// How two runtimes' flows met on a node: at the same time (temporal), on
+// shared CPUs (spatial), and busy together on over-subscribed CPUs
+// (contention). common: the CPUs both runtimes' flows may use.
+PairVerdict judge_pair(const RunView& view, const std::vector<std::uint32_t>& a_flows,
+                       const std::vector<std::uint32_t>& b_flows, const Cpuset& common, const Cpuset& oversubscribed) {
+    PairVerdict v;
+    v.common = common;
+    v.spatial = !v.common.empty();
+    for (std::uint32_t fa : a_flows) {
+        const FlowView& x = view.flows[fa];
+        for (std::uint32_t fb : b_flows) {
+            const FlowView& y = view.flows[fb];
+            if (!overlap(x, y)) continue;
+            v.temporal = true;
+            if (x.service || y.service || !x.placement.intersects(y.placement) || !busy_together(x, y)) continue;
+            const Cpuset both = x.placement & y.placement & oversubscribed;
+            if (both.empty()) continue;
+            v.contention = true;
+            v.contended |= both;
+            (x.process == y.process ? v.within_process : v.across_processes) = true;
+            if (v.flows.size() < 4 * kMaxFlowRefs) {
+                v.flows.insert(fa);
+                v.flows.insert(fb);
+            }
+        }
+        // The configuration is known once both concurrencies are seen,
+        // unless contention is still to be found.
+        if (v.temporal && !v.spatial) break;
+    }
+    return v;
+}
+
+// The configuration of a pair that met without contention, in the paper's words.
+std::string calm_configuration(const PairVerdict& v, bool a_service, bool b_service, const std::string& ra,
+                               const std::string& rb) {
+    if (v.temporal && v.spatial && (a_service || b_service))
+        return "temporally and spatially concurrent configuration, without contention: the " + (a_service ? ra : rb) +
+               " flows are nearly idle service flows";
+    if (v.temporal && v.spatial)
+        return "temporally and spatially concurrent configuration, within capacity: they may use the same CPUs "
+               "without over-subscribing them";
+    if (v.temporal) return "temporally concurrent, spatially independent configuration: at the same time on separate CPUs";
+    if (v.spatial)
+        return "spatially concurrent, temporally independent configuration: the same CPUs one after the other";
+    return "temporally and spatially independent configuration: at different times on separate CPUs";
+}
+
 }  // namespace
 
 std::vector<Finding> check_temporal_stacking(const RunView& view, const std::vector<NodeLoad>& loads) {
@@ -79,35 +131,9 @@ std::vector<Finding> check_temporal_stacking(const RunView& view, const std::vec
 
         for (auto a = by_runtime.begin(); a != by_runtime.end(); ++a)
             for (auto b = std::next(a); b != by_runtime.end(); ++b) {
-                PairVerdict v;
-                const auto all_service = [&](const std::vector<std::uint32_t>& flows) {
-                    return std::all_of(flows.begin(), flows.end(), [&](std::uint32_t f) { return view.flows[f].service; });
-                };
-                const bool a_service = all_service(a->second), b_service = all_service(b->second);
-                v.common = cpus_of[a->first] & cpus_of[b->first];
-                v.spatial = !v.common.empty();
-                for (std::uint32_t fa : a->second) {
-                    const FlowView& x = view.flows[fa];
-                    for (std::uint32_t fb : b->second) {
-                        const FlowView& y = view.flows[fb];
-                        if (!overlap(x, y)) continue;
-                        v.temporal = true;
-                        if (x.service || y.service || !x.placement.intersects(y.placement) || !busy_together(x, y))
-                            continue;
-                        const Cpuset both = x.placement & y.placement & oversubscribed;
-                        if (both.empty()) continue;
-                        v.contention = true;
-                        v.contended |= both;
-                        (x.process == y.process ? v.within_process : v.across_processes) = true;
-                        if (v.flows.size() < 4 * kMaxFlowRefs) {
-                            v.flows.insert(fa);
-                            v.flows.insert(fb);
-                        }
-                    }
-                    // The configuration is known once both concurrencies are
-                    // seen, unless contention is still to be found.
-                    if (v.temporal && !v.spatial) break;
-                }
+                const bool a_service = all_service(view, a->second), b_service = all_service(view, b->second);
+                const PairVerdict v = judge_pair(view, a->second, b->second, cpus_of[a->first] & cpus_of[b->first],
+                                                 oversubscribed);
                 const std::string& ra = view.runtimes[a->first].name;
                 const std::string& rb = view.runtimes[b->first].name;
                 Finding f;
@@ -129,27 +155,7 @@ std::vector<Finding> check_temporal_stacking(const RunView& view, const std::vec
                     attach_flows(f, view, std::vector<std::uint32_t>(v.flows.begin(), v.flows.end()));
                 } else {
                     // Information: gathered into the node's one line below.
-                    std::string configuration;
-                    if (v.temporal && v.spatial && (a_service || b_service))
-                        configuration = "temporally and spatially concurrent configuration, without contention: the " +
-                                        (a_service ? ra : rb) + " flows are nearly idle service flows";
-                    else if (v.temporal && v.spatial)
-                        configuration =
-                            "temporally and spatially concurrent configuration, within capacity: they may "
-                            "use the same CPUs without over-subscribing them";
-                    else if (v.temporal)
-                        configuration =
-                            "temporally concurrent, spatially independent configuration: at the same "
-                            "time on separate CPUs";
-                    else if (v.spatial)
-                        configuration =
-                            "spatially concurrent, temporally independent configuration: the same CPUs "
-                            "one after the other";
-                    else
-                        configuration =
-                            "temporally and spatially independent configuration: at different times on "
-                            "separate CPUs";
-                    add_calm(configuration, pair);
+                    add_calm(calm_configuration(v, a_service, b_service, ra, rb), pair);
                     calm_cpus |= v.common;
                     ++calm_pairs;
                     for (auto r : {a->first, b->first})
