@@ -220,19 +220,45 @@ void add_creator_readings(const Model& m, const RunModelKeys& k, RunView& view, 
 }
 
 // mpirun reaches other hosts through a remote shell it starts (ssh, rsh:
-// Open MPI's plm_rsh_agent, Hydra's bootstrap): the recorder follows it,
-// since it inherits LD_PRELOAD, but it is the launch, not the application.
-void mark_remote_shells(RunView& view) {
+// Open MPI's plm_rsh_agent, Hydra's bootstrap, or a site's wrapper script
+// around them) and Hydra its local ranks through proxies: the recorder
+// follows them, since they inherit LD_PRELOAD, but they are the launch, not
+// the application. Every rank carries its launcher's rank variable, so a
+// process an MPI launcher started on its own host that is none of the
+// job's ranks is the launch's plumbing (not so under salloc or slurmstepd,
+// whose children without a rank are the user's shell or job script). So
+// is an idle process that only started a launcher and waited for it
+// (`timeout 3600 mpirun ...`, `time srun ...`). All are shown as
+// launchers, never judged.
+void mark_launch_plumbing(RunView& view) {
     static constexpr std::string_view kRemoteShells[] = {"ssh", "rsh", "qrsh", "blaunch"};
-    for (ProcessView& p : view.processes) {
-        if (p.launcher || p.rank >= 0) continue;
-        if (std::find(std::begin(kRemoteShells), std::end(kRemoteShells), p.name) == std::end(kRemoteShells)) continue;
-        const bool started_by_launcher = std::any_of(view.processes.begin(), view.processes.end(), [&](const ProcessView& q) {
-            return q.launcher && q.node == p.node && q.pid == p.ppid;
-        });
-        if (!started_by_launcher) continue;
-        p.launcher = true;
-        p.launcher_name = p.name;
+    static constexpr std::string_view kMpiLaunchers[] = {
+        "mpirun",          "mpiexec",      "orterun",       "prterun",       "prte",           "mpiexec.hydra",
+        "mpirun.openmpi",  "mpiexec.openmpi", "mpirun.mpich", "mpiexec.mpich", "hydra_pmi_proxy"};
+    auto named = [](std::string_view name, const auto& list) {
+        return std::find(std::begin(list), std::end(list), name) != std::end(list);
+    };
+    auto parent_of = [](const ProcessView& p, const ProcessView& child) {
+        return p.node == child.node && p.pid == child.ppid;
+    };
+    auto idle = [&](const ProcessView& p) {
+        return std::all_of(p.flows.begin(), p.flows.end(), [&](std::uint32_t f) { return view.flows[f].service; });
+    };
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (ProcessView& p : view.processes) {
+            if (p.launcher || p.rank >= 0) continue;
+            const bool plumbing = std::any_of(view.processes.begin(), view.processes.end(), [&](const ProcessView& q) {
+                return q.launcher && parent_of(q, p) && (named(q.launcher_name, kMpiLaunchers) || named(p.name, kRemoteShells));
+            });
+            const bool wraps_launcher = idle(p) && std::any_of(view.processes.begin(), view.processes.end(), [&](const ProcessView& q) {
+                                            return q.launcher && parent_of(p, q);
+                                        });
+            if (!plumbing && !wraps_launcher) continue;
+            p.launcher = true;
+            p.launcher_name = p.name;
+            changed = true;
+        }
     }
 }
 
@@ -388,7 +414,7 @@ RunView build_run_view(const Model& model, const ActivityOptions& activity) {
         }
         view.processes.push_back(std::move(p));
     }
-    mark_remote_shells(view);
+    mark_launch_plumbing(view);
     for (std::uint32_t i = 0; i < view.processes.size(); ++i) {
         NodeView& node = view.nodes[view.processes[i].node];
         (view.processes[i].launcher ? node.launchers : node.processes).push_back(i);

@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libpapi-dev
   libopenmpi-dev openmpi-bin
+  mpich                    # MPICH's Hydra launcher (mpiexec.hydra) for the multi-host tests; Open MPI stays the mpirun/mpicc default (its alternatives' priority is higher)
   clang libomp-dev libclang-rt-14-dev   # libclang-rt: libFuzzer and the sanitizers for scripts/fuzz.sh
   chromium nodejs          # the HTML report's browser test (tests/browser)
   libxml2-utils            # xmllint: the GraphML export is checked with it

@@ -256,6 +256,93 @@ TEST(Completeness, AHostWhereOnlyTheLauncherRanIsALaunchHost) {
     EXPECT_EQ(r.json["nodes"][1]["launch_host"], false);
 }
 
+// A process's log with the parent it was started by.
+void add_child_process(SyntheticRun& run, const TempDir& dir, const SyntheticProcess& p, std::int64_t ppid) {
+    std::filesystem::create_directories(dir.path() / p.host);
+    SyntheticRun::write_file(dir.path() / p.host / ("pid-" + std::to_string(p.pid) + ".jsonl"), [&] {
+        std::string t = event_log_text(p);
+        const std::string from = "\"ppid\":1,";
+        t.replace(t.find(from), from.size(), "\"ppid\":" + std::to_string(ppid) + ",");
+        return t;
+    }());
+    (void)run;
+}
+
+// `timeout 3600 mpirun ...` on h0, mpirun reaching h1 through a site's
+// agent script (not named ssh): the idle wrapper and the agent, neither a
+// rank, are the launch; h0 is a launch host, not judged.
+TEST(Completeness, AWrapperAroundTheLauncherAndItsAgentAreTheLaunch) {
+    TempDir dir;
+    SyntheticRun run(dir.path());
+    run.write_run_json(R"(["timeout","3600","mpirun","-np","2","--host","h1:2","./app"])");
+    run.add_host("h0", "pack:1 core:2 pu:1");
+    run.add_host("h1", "pack:1 core:2 pu:1");
+    SyntheticProcess wrapper;
+    wrapper.host = "h0";
+    wrapper.pid = 49;
+    wrapper.exe = "/usr/bin/timeout";
+    wrapper.cpuset = "0-1";
+    wrapper.main_cpu_time_us = 1000;  // 1 ms of 10 s: it waited
+    run.add_process(wrapper);
+    SyntheticProcess mpirun;
+    mpirun.host = "h0";
+    mpirun.pid = 50;
+    mpirun.launcher = "mpirun";
+    mpirun.exe = "/usr/bin/mpirun";
+    mpirun.cpuset = "0-1";
+    mpirun.main_cpu_time_us = 1000;
+    add_child_process(run, dir, mpirun, 49);
+    SyntheticProcess agent;  // plm_rsh_agent=/site/bin/remote-start
+    agent.host = "h0";
+    agent.pid = 51;
+    agent.exe = "/site/bin/remote-start";
+    agent.cpuset = "0-1";
+    agent.main_cpu_time_us = 1000;
+    add_child_process(run, dir, agent, 50);
+    for (int rank = 0; rank < 2; ++rank) {
+        SyntheticProcess p = ompi_rank("h1", rank, std::to_string(rank));
+        p.identity["OMPI_COMM_WORLD_SIZE"] = "2";
+        run.add_process(p);
+    }
+    const Report r = report_of(dir);
+    EXPECT_NE(r.text.find("+ Host h0: launch host ("), std::string::npos) << r.text;
+    for (const Finding& f : r.analysis.findings) EXPECT_NE(f.node, "h0") << f.message;
+    EXPECT_EQ(r.json["nodes"][0]["launch_host"], true) << r.text;
+}
+
+// Under salloc (not an MPI launcher) the shell it started is the user's,
+// and one that computes is judged like any application process; so is a
+// parent of a launcher that computed itself.
+TEST(Completeness, ASallocShellAndABusyParentOfALauncherAreJudged) {
+    TempDir dir;
+    SyntheticRun run(dir.path());
+    run.write_run_json(R"(["salloc","-N","1","./compute.sh"])");
+    run.add_host("h0", "pack:1 core:2 pu:1");
+    SyntheticProcess salloc;
+    salloc.host = "h0";
+    salloc.pid = 60;
+    salloc.launcher = "salloc";
+    salloc.exe = "/usr/bin/salloc";
+    salloc.cpuset = "0-1";
+    salloc.main_cpu_time_us = 1000;
+    run.add_process(salloc);
+    SyntheticProcess shell = busy_process("h0", 61, -1, 1, "0-1");  // computes the whole time
+    shell.exe = "/bin/bash";
+    add_child_process(run, dir, shell, 60);
+    SyntheticProcess srun;
+    srun.host = "h0";
+    srun.pid = 62;
+    srun.launcher = "srun";
+    srun.exe = "/usr/bin/srun";
+    srun.cpuset = "0-1";
+    srun.main_cpu_time_us = 1000;
+    add_child_process(run, dir, srun, 61);
+    const Report r = report_of(dir);
+    EXPECT_EQ(r.json["nodes"][0]["launch_host"], false) << r.text;
+    ASSERT_EQ(r.json["nodes"][0]["processes"].size(), 1u) << r.text;
+    EXPECT_EQ(r.json["nodes"][0]["processes"][0]["pid"], 61) << r.text;
+}
+
 // mpirun's command line alone says 4 ranks on h1 and h2; h2's ranks left no
 // log (ssh does not pass LD_PRELOAD): the advice puts stacksage run inside.
 TEST(Completeness, MpirunsCommandLineGivesTheRanksAndHosts) {

@@ -37,10 +37,13 @@ const std::string kBin = STACKSAGE_BINARY_DIR;
 const std::string kCli = kBin + "/cli/stacksage";
 const std::string kBusy = kBin + "/examples/busy_threads";
 
-// Like `ssh HOST COMMAND`: a new UTS namespace named HOST, a login
-// environment, the command run by a shell. The agent itself is not traced
-// (ssh's client would be, on the submit host: not what these tests check).
+// Like `ssh [OPTIONS] HOST COMMAND` (Hydra passes -x): a new UTS namespace
+// named HOST, a login environment, the command run by a shell. Like ssh's
+// client, the agent starts traced on the submit host (it inherits
+// LD_PRELOAD from the launcher) and is the launch's plumbing there; the
+// simulated host's login gets none of the submit host's environment.
 constexpr const char* kFakeSsh = R"sh(#!/bin/sh
+while [ "${1#-}" != "$1" ]; do shift; done
 host=$1; shift
 exec env -u LD_PRELOAD unshare --uts sh -c 'hostname "$0" && exec env -i HOME="$HOME" PATH=/usr/local/bin:/usr/bin:/bin USER="$(id -un)" SHELL=/bin/sh /bin/sh -c "$*"' "$host" "$@"
 )sh";
@@ -124,6 +127,18 @@ const nlohmann::json* node_named(const nlohmann::json& report, const std::string
     return nullptr;
 }
 
+// This machine, where only the launcher and its remote shells ran, is a
+// launch host: shown as one, never judged (no finding on it).
+void expect_submit_host_only_launched(const nlohmann::json& report) {
+    char name[256] = {};
+    ASSERT_EQ(gethostname(name, sizeof name - 1), 0);
+    const nlohmann::json* submit = node_named(report, name);
+    ASSERT_NE(submit, nullptr) << report["nodes"].dump(1);
+    EXPECT_EQ((*submit)["launch_host"], true) << submit->dump(1);
+    EXPECT_TRUE((*submit)["processes"].empty()) << submit->dump(1);
+    for (const auto& f : report["findings"]) EXPECT_NE(f["node"], name) << f.dump(1);
+}
+
 // `stacksage run -- mpirun --hostfile H ...`: mpirun carries the recorder's
 // variables to the ranks on both hosts (mca_base_env_list); without it, the
 // login environment of each host would leave them untraced.
@@ -147,6 +162,7 @@ TEST_F(MultiHostLaunch, RunAroundMpirunRecordsEveryRankOnEveryHost) {
     EXPECT_EQ(launch["forwarded_by"], "OMPI_MCA_mca_base_env_list");
     EXPECT_EQ(launch["hosts"], (nlohmann::json{"node-a", "node-b"}));
     EXPECT_EQ(launch["processes"], 4);
+    expect_submit_host_only_launched(report());
 }
 
 // The command already uses -x (Open MPI refuses -x mixed with
@@ -164,6 +180,31 @@ TEST_F(MultiHostLaunch, RunAroundMpirunWithDashXAddsItsOwn) {
     // sh is a rank too: each host recorded its own.
     EXPECT_EQ(ranks_on("node-a"), (std::set<int>{0})) << run.output;
     EXPECT_EQ(ranks_on("node-b"), (std::set<int>{1})) << run.output;
+}
+
+// MPICH's Hydra (`mpiexec.hydra`, Debian's mpich) reaching its hosts
+// through the same remote shell: `run` hands the recorder's variables to
+// every rank with -genv; the ranks on both hosts are recorded with the rank
+// Hydra gives them (PMI_RANK), and the submit host only launched.
+TEST_F(MultiHostLaunch, RunAroundHydraRecordsEveryRankOnEveryHost) {
+    REQUIRE_HOSTS();
+    const std::string hydra = stacksage::testing::which("mpiexec.hydra");
+    if (hydra.empty()) GTEST_SKIP() << "no mpiexec.hydra (Debian's mpich)";
+    const Shell run = shell(kCli + " run -o " + out() + " -- timeout 60 " + hydra + " -launcher ssh -launcher-exec " +
+                            agent_.string() + " -hosts node-a:2,node-b:1 -n 3 " + kBusy + " 1 0.1");
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_NE(run.output.find("carries LD_PRELOAD, STACKSAGE_OUTPUT to its ranks on every host (-genv)"),
+              std::string::npos)
+        << run.output;
+    EXPECT_EQ(ranks_on("node-a"), (std::set<int>{0, 1})) << run.output;
+    EXPECT_EQ(ranks_on("node-b"), (std::set<int>{2})) << run.output;
+    std::ifstream in(fs::path(out()) / "run.json");
+    const nlohmann::json run_json = nlohmann::json::parse(in, nullptr, false);
+    EXPECT_EQ(run_json["launch"]["launcher"], "mpich-hydra") << run_json.dump(1);
+    EXPECT_EQ(run_json["launch"]["hosts"], (nlohmann::json{"node-a", "node-b"})) << run_json.dump(1);
+    const nlohmann::json r = report();
+    EXPECT_TRUE(findings_on(r, "node-a", "incomplete-recording").empty()) << r["findings"].dump(1);
+    expect_submit_host_only_launched(r);
 }
 
 // `mpirun --hostfile H ... stacksage run -o DIR -- ./app`: each rank's own
