@@ -228,8 +228,9 @@ void add_creator_readings(const Model& m, const RunModelKeys& k, RunView& view, 
 // job's ranks is the launch's plumbing (not so under salloc or slurmstepd,
 // whose children without a rank are the user's shell or job script). So
 // is an idle process that only started a launcher and waited for it
-// (`timeout 3600 mpirun ...`, `time srun ...`). All are shown as
-// launchers, never judged.
+// (`timeout 3600 mpirun ...`, `time srun ...`, a batch script's shell,
+// which Slurm gives SLURM_PROCID=0 beside the step's real rank 0). All are
+// shown as launchers, never judged.
 void mark_launch_plumbing(RunView& view) {
     static constexpr std::string_view kRemoteShells[] = {"ssh", "rsh", "qrsh", "blaunch"};
     static constexpr std::string_view kMpiLaunchers[] = {
@@ -247,8 +248,8 @@ void mark_launch_plumbing(RunView& view) {
     for (bool changed = true; changed;) {
         changed = false;
         for (ProcessView& p : view.processes) {
-            if (p.launcher || p.rank >= 0) continue;
-            const bool plumbing = std::any_of(view.processes.begin(), view.processes.end(), [&](const ProcessView& q) {
+            if (p.launcher) continue;
+            const bool plumbing = p.rank < 0 && std::any_of(view.processes.begin(), view.processes.end(), [&](const ProcessView& q) {
                 return q.launcher && parent_of(q, p) && (named(q.launcher_name, kMpiLaunchers) || named(p.name, kRemoteShells));
             });
             const bool wraps_launcher = idle(p) && std::any_of(view.processes.begin(), view.processes.end(), [&](const ProcessView& q) {

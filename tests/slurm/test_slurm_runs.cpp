@@ -327,6 +327,10 @@ TEST(SlurmRuns, SbatchWithExportNoneInItsScript) {
                 ranks[node["host"].get<std::string>()].insert(p["rank"].get<int>());
     EXPECT_EQ(ranks["node1"], (std::set<int>{0})) << j["nodes"].dump();
     EXPECT_EQ(ranks["node2"], (std::set<int>{1})) << j["nodes"].dump();
+    // The batch script's shell (SLURM_PROCID=0 too) only started srun and
+    // waited: it is the launch, not a second rank 0 to judge.
+    for (const json& node : j["nodes"])
+        for (const json& p : node["processes"]) EXPECT_EQ(p["name"], "busy_threads") << node.dump(1);
 }
 
 // Needs the findings incomplete-recording and allocated-node-unused (issue
