@@ -50,68 +50,168 @@ namespace stacksage {
 
 class Model;
 
+// Every attribute of the run model, declared once, in the order a Model
+// interns them: X(type of its values, identifier, name in the model). The
+// name constants (run_keys::pid, ...), the key table's members
+// (RunModelKeys::pid, ...) and its iteration are made from these lists.
+// (Their comments are /* */: a // comment would take the line's
+// continuation with it.)
+#define STACKSAGE_RUN_ATTRIBUTES(X)                                                                        \
+    /* Process and Flow components. */                                                                     \
+    X(std::int64_t, pid, "pid")                                                                            \
+    X(std::int64_t, ppid, "ppid")                                                                          \
+    X(std::int64_t, tid, "tid")                                                                            \
+    /* absent when the process has none */                                                                 \
+    X(std::int64_t, rank, "rank")                                                                          \
+    /* launcher name ("mpirun"); launchers only */                                                         \
+    X(std::string, launcher, "launcher")                                                                   \
+    X(std::string, exe, "exe")                                                                             \
+    /* arguments joined by spaces */                                                                       \
+    X(std::string, cmdline, "cmdline")                                                                     \
+    /* event-log file name(s) */                                                                           \
+    X(std::string, log_file, "log")                                                                        \
+    /* "exit", "_exit", "signal SIGKILL", "unknown", ... */                                                \
+    X(std::string, end_how, "end_how")                                                                     \
+    /* 1: an end event was recorded */                                                                     \
+    X(std::int64_t, end_known, "end_known")                                                                \
+    /* Why the process's log ends before its end was recorded: "killed" (its */                            \
+    /* unused tail is still zero-filled: SIGKILL, the OOM killer), "log-stopped" */                        \
+    /* (the log could not grow: log_stop_error says why), "unknown"; absent when */                        \
+    /* the log is complete. */                                                                             \
+    X(std::string, log_ends_early, "log_ends_early")                                                       \
+    /* "No space left on device", ... */                                                                   \
+    X(std::string, log_stop_error, "log_stop_error")                                                       \
+    /* Flows: 1 when a thread of the kernel's task list at the process's end that */                       \
+    /* the recorder never saw created (glibc's own threads, raw clones). */                                \
+    X(std::int64_t, untraced, "untraced")                                                                  \
+    X(std::int64_t, exit_status, "exit_status")                                                            \
+    /* CPU time (user), µs */                                                                              \
+    X(std::int64_t, utime_us, "utime_us")                                                                  \
+    /* CPU time (system), µs */                                                                            \
+    X(std::int64_t, stime_us, "stime_us")                                                                  \
+    /* voluntary context switches (blocked) */                                                             \
+    X(std::int64_t, nvcsw, "nvcsw")                                                                        \
+    /* involuntary ones (preempted) */                                                                     \
+    X(std::int64_t, nivcsw, "nivcsw")                                                                      \
+    /* flows: ns it could run but waited for a CPU */                                                      \
+    X(std::int64_t, run_delay_ns, "run_delay_ns")                                                          \
+    /* flows: times it was put on a CPU */                                                                 \
+    X(std::int64_t, run_slices, "run_slices")                                                              \
+    /* 1: main thread's, derived from the process's */                                                     \
+    X(std::int64_t, cpu_time_derived, "cpu_time_derived")                                                  \
+    /* 1: read at the process's exit from a thread never joined: utime_us is user + system, stime_us 0. */ \
+    X(std::int64_t, cpu_time_at_exit, "cpu_time_at_exit")                                                  \
+    X(Cpuset, cgroup_cpuset, "cgroup_cpuset")                                                              \
+    /* The main thread's mask as the program (the last exec'ed image) started: */                          \
+    /* what the launcher, taskset or the parent bound it to. */                                            \
+    X(Cpuset, program_start_cpuset, "program_start_cpuset")                                                \
+    X(Cpuset, online_cpus, "online_cpus")                                                                  \
+    /* When the program (the last exec'ed image) started: masks set before were */                         \
+    /* set by its launcher or parent between fork and exec. */                                             \
+    X(std::int64_t, program_start_ns, "program_start_ns")                                                  \
+    /* Process components: the CPU quota of its cgroups (the smallest over its */                          \
+    /* cgroup and the ancestors, quota / period CPUs) and the cgroup holding it; */                        \
+    /* absent when none sets one. The throttling counters of that cgroup's */                              \
+    /* cpu.stat at the process's start and end (cumulative over the cgroup, not */                         \
+    /* the process): periods with runnable threads, periods held back, and the */                          \
+    /* time held back in ns. */                                                                            \
+    X(std::int64_t, cpu_quota_us, "cpu_quota_us")                                                          \
+    X(std::int64_t, cpu_period_us, "cpu_period_us")                                                        \
+    X(std::string, cpu_quota_cgroup, "cpu_quota_cgroup")                                                   \
+    X(std::int64_t, cpu_periods_start, "cpu_periods_start")                                                \
+    X(std::int64_t, cpu_throttled_start, "cpu_throttled_start")                                            \
+    X(std::int64_t, cpu_throttled_ns_start, "cpu_throttled_ns_start")                                      \
+    X(std::int64_t, cpu_periods_end, "cpu_periods_end")                                                    \
+    X(std::int64_t, cpu_throttled_end, "cpu_throttled_end")                                                \
+    X(std::int64_t, cpu_throttled_ns_end, "cpu_throttled_ns_end")                                          \
+    X(std::int64_t, mpi_size, "mpi_size")                                                                  \
+    X(std::int64_t, mpi_thread_level, "mpi_thread_level")                                                  \
+    X(std::int64_t, mpi_init_ns, "mpi_init_ns")                                                            \
+    X(std::int64_t, mpi_finalize_ns, "mpi_finalize_ns")                                                    \
+    /* Flow components. */                                                                                 \
+    X(std::int64_t, seq, "seq")                                                                            \
+    X(std::int64_t, creator_tid, "creator_tid")                                                            \
+    /* path of the module that called pthread_create */                                                    \
+    X(std::string, creator_module, "creator_module")                                                       \
+    /* path of the module of the start routine */                                                          \
+    X(std::string, start_module, "start_module")                                                           \
+    /* mask from the pthread attributes */                                                                 \
+    X(Cpuset, attr_cpuset, "attr_cpuset")                                                                  \
+    /* When the creator called pthread_create, and the creator's CPU time then */                          \
+    /* (a reading of the creator's CPU-time curve, at most one per ms per creator). */                     \
+    X(std::int64_t, create_ns, "create_ns")                                                                \
+    X(std::int64_t, creator_cpu_ns, "creator_cpu_ns")                                                      \
+    X(std::int64_t, last_cpu, "last_cpu")                                                                  \
+    /* MayRunOn DataPaths: what set the mask of their interval. */                                         \
+    /* the event: "thread_start", "affinity", "mpi_init", ... */                                           \
+    X(std::string, set_by, "set_by")                                                                       \
+    /* affinity calls: "pthread_setaffinity_np", "sched_setaffinity", "syscall" */                         \
+    X(std::string, set_by_api, "set_by_api")                                                               \
+    /* affinity calls: the calling thread */                                                               \
+    X(std::int64_t, set_by_tid, "set_by_tid")                                                              \
+    /* affinity calls: path of the calling module */                                                       \
+    X(std::string, set_by_module, "set_by_module")                                                         \
+    X(std::int64_t, wait_cpu_ns, "wait_cpu_ns")                                                            \
+    /* Node components. */                                                                                 \
+    /* to_string(TopologySource) */                                                                        \
+    X(std::string, topology_source, "topology_source")                                                     \
+    /* 1: the topology is restricted to a job (its cpuset is smaller than its */                           \
+    /* complete_cpuset, as in a Slurm cgroup); 0: every PU that exists is usable. */                       \
+    /* Set by the hwloc loader on every Node it makes. */                                                  \
+    X(std::int64_t, job_restricted, "job_restricted")                                                      \
+    /* hwloc's own host-name info attribute, when the topology file had one: set */                        \
+    /* to the run's name of the host. */                                                                   \
+    X(std::string, hwloc_host_name, "HostName")                                                            \
+    /* The Topology root (from run.json). */                                                               \
+    X(std::string, run_command, "run_command")                                                             \
+    X(std::string, run_start, "run_start")                                                                 \
+    X(std::string, run_tool_version, "run_tool_version")                                                   \
+    X(std::string, run_job_id, "run_job_id")
+
+// The attributes of sampled memory accesses (MemoryAccess and RanOn
+// DataPaths; the Flow's samples_lost and migrations); their tid and pid are
+// run_keys::tid and run_keys::pid.
+#define STACKSAGE_MEMORY_ACCESS_ATTRIBUTES(X)                               \
+    /* served-by level: to_string(MemoryLevel) */                           \
+    X(std::string, level, "level")                                          \
+    /* to_string(SampleBackend) */                                          \
+    X(std::string, backend, "backend")                                      \
+    X(std::int64_t, loads, "loads")                                         \
+    X(std::int64_t, stores, "stores")                                       \
+    /* samples that missed the named level */                               \
+    X(std::int64_t, missed, "missed")                                       \
+    /* total latency weight (cycles) */                                     \
+    X(std::int64_t, weight_sum, "weight_sum")                               \
+    X(std::int64_t, weight_max, "weight_max")                               \
+    /* 16 counts, "n0,n1,...": bucket i >= 1 holds [2^(i-1), 2^i) cycles */ \
+    X(std::string, latency_histogram, "latency_histogram")                  \
+    /* OS index of the node holding the data; -1 unknown */                 \
+    X(std::int64_t, numa_node, "numa_node")                                 \
+    /* 1: served from outside the PU's NUMA node */                         \
+    X(std::int64_t, remote, "remote")                                       \
+    /* perf's mem_hops, the largest seen */                                 \
+    X(std::int64_t, hops, "hops")                                           \
+    /* PAPI count */                                                        \
+    X(std::int64_t, misses, "misses")                                       \
+    /* PAPI event name */                                                   \
+    X(std::string, counter, "counter")                                      \
+    /* RanOn: samples x the cpu-clock period */                             \
+    X(std::int64_t, cpu_time_ns, "cpu_time_ns")                             \
+    /* Flow: CPU changes between cpu-clock samples */                       \
+    X(std::int64_t, migrations, "migrations")                               \
+    /* Flow */                                                              \
+    X(std::int64_t, samples_lost, "samples_lost")
+
+#define STACKSAGE_RUN_MODEL_NAME(T, id, name) inline constexpr AttrName<T> id{name};
+
 namespace run_keys {
 using Int = AttrName<std::int64_t>;
 using Text = AttrName<std::string>;
 using Set = AttrName<Cpuset>;
 
-// Process and Flow components.
-inline constexpr Int pid{"pid"};
-inline constexpr Int ppid{"ppid"};
-inline constexpr Int tid{"tid"};
-inline constexpr Int rank{"rank"};                        // absent when the process has none
-inline constexpr Text launcher{"launcher"};               // launcher name ("mpirun"); launchers only
-inline constexpr Text exe{"exe"};
-inline constexpr Text cmdline{"cmdline"};                 // arguments joined by spaces
-inline constexpr Text log_file{"log"};                    // event-log file name(s)
-inline constexpr Text end_how{"end_how"};                 // "exit", "_exit", "signal SIGKILL", "unknown", ...
-inline constexpr Int end_known{"end_known"};              // 1: an end event was recorded
-// Why the process's log ends before its end was recorded: "killed" (its
-// unused tail is still zero-filled: SIGKILL, the OOM killer), "log-stopped"
-// (the log could not grow: log_stop_error says why), "unknown"; absent when
-// the log is complete.
-inline constexpr Text log_ends_early{"log_ends_early"};
-inline constexpr Text log_stop_error{"log_stop_error"};   // "No space left on device", ...
-// Flows: 1 when a thread of the kernel's task list at the process's end that
-// the recorder never saw created (glibc's own threads, raw clones).
-inline constexpr Int untraced{"untraced"};
-inline constexpr Int exit_status{"exit_status"};
-inline constexpr Int utime_us{"utime_us"};                // CPU time (user), µs
-inline constexpr Int stime_us{"stime_us"};                // CPU time (system), µs
-inline constexpr Int nvcsw{"nvcsw"};                      // voluntary context switches (blocked)
-inline constexpr Int nivcsw{"nivcsw"};                    // involuntary ones (preempted)
-inline constexpr Int run_delay_ns{"run_delay_ns"};        // flows: ns it could run but waited for a CPU
-inline constexpr Int run_slices{"run_slices"};            // flows: times it was put on a CPU
-inline constexpr Int cpu_time_derived{"cpu_time_derived"};  // 1: main thread's, derived from the process's
-// 1: read at the process's exit from a thread never joined: utime_us is user + system, stime_us 0.
-inline constexpr Int cpu_time_at_exit{"cpu_time_at_exit"};
-inline constexpr Set cgroup_cpuset{"cgroup_cpuset"};
-// The main thread's mask as the program (the last exec'ed image) started:
-// what the launcher, taskset or the parent bound it to.
-inline constexpr Set program_start_cpuset{"program_start_cpuset"};
-// When the program (the last exec'ed image) started: masks set before were
-// set by its launcher or parent between fork and exec.
-inline constexpr Int program_start_ns{"program_start_ns"};
-inline constexpr Set online_cpus{"online_cpus"};
-// Process components: the CPU quota of its cgroups (the smallest over its
-// cgroup and the ancestors, quota / period CPUs) and the cgroup holding it;
-// absent when none sets one. The throttling counters of that cgroup's
-// cpu.stat at the process's start and end (cumulative over the cgroup, not
-// the process): periods with runnable threads, periods held back, and the
-// time held back in ns.
-inline constexpr Int cpu_quota_us{"cpu_quota_us"};
-inline constexpr Int cpu_period_us{"cpu_period_us"};
-inline constexpr Text cpu_quota_cgroup{"cpu_quota_cgroup"};
-inline constexpr Int cpu_periods_start{"cpu_periods_start"};
-inline constexpr Int cpu_throttled_start{"cpu_throttled_start"};
-inline constexpr Int cpu_throttled_ns_start{"cpu_throttled_ns_start"};
-inline constexpr Int cpu_periods_end{"cpu_periods_end"};
-inline constexpr Int cpu_throttled_end{"cpu_throttled_end"};
-inline constexpr Int cpu_throttled_ns_end{"cpu_throttled_ns_end"};
-inline constexpr Int mpi_size{"mpi_size"};
-inline constexpr Int mpi_thread_level{"mpi_thread_level"};
-inline constexpr Int mpi_init_ns{"mpi_init_ns"};
-inline constexpr Int mpi_finalize_ns{"mpi_finalize_ns"};
+STACKSAGE_RUN_ATTRIBUTES(STACKSAGE_RUN_MODEL_NAME)
+
+// Names outside the key table.
 // Prefixes of string attributes named by the run: "env:OMP_NUM_THREADS" =
 // "4", "id:SLURM_JOB_ID" = "1234".
 inline constexpr std::string_view env_prefix = "env:";
@@ -126,70 +226,21 @@ inline constexpr std::string_view live_ns_prefix = "live_ns:";
 inline constexpr std::string_view live_since_ns_prefix = "live_since_ns:";
 inline constexpr std::string_view live_cpus_prefix = "live_cpus:";
 inline constexpr std::string_view live_fix_prefix = "live_fix:";
-// Flow components.
-inline constexpr Int seq{"seq"};
-inline constexpr Int creator_tid{"creator_tid"};
-inline constexpr Text creator_module{"creator_module"};   // path of the module that called pthread_create
-inline constexpr Text start_module{"start_module"};       // path of the module of the start routine
-inline constexpr Set attr_cpuset{"attr_cpuset"};          // mask from the pthread attributes
-// When the creator called pthread_create, and the creator's CPU time then
-// (a reading of the creator's CPU-time curve, at most one per ms per creator).
-inline constexpr Int create_ns{"create_ns"};
-inline constexpr Int creator_cpu_ns{"creator_cpu_ns"};
-inline constexpr Int last_cpu{"last_cpu"};
-// MayRunOn DataPaths: what set the mask of their interval.
-inline constexpr Text set_by{"set_by"};                   // the event: "thread_start", "affinity", "mpi_init", ...
-inline constexpr Text set_by_api{"set_by_api"};           // affinity calls: "pthread_setaffinity_np", "sched_setaffinity", "syscall"
-inline constexpr Int set_by_tid{"set_by_tid"};            // affinity calls: the calling thread
-inline constexpr Text set_by_module{"set_by_module"};     // affinity calls: path of the calling module
 // WaitedFor DataPaths (a user DataPath type, interned by name).
 inline constexpr std::string_view waited_for = "WaitedFor";
-inline constexpr Int wait_cpu_ns{"wait_cpu_ns"};
-// Node components.
-inline constexpr Text topology_source{"topology_source"};  // to_string(TopologySource)
-// 1: the topology is restricted to a job (its cpuset is smaller than its
-// complete_cpuset, as in a Slurm cgroup); 0: every PU that exists is usable.
-// Set by the hwloc loader on every Node it makes.
-inline constexpr Int job_restricted{"job_restricted"};
-// hwloc's own host-name info attribute, when the topology file had one: set
-// to the run's name of the host.
-inline constexpr Text hwloc_host_name{"HostName"};
-// The Topology root (from run.json).
-inline constexpr Text run_command{"run_command"};
-inline constexpr Text run_start{"run_start"};
-inline constexpr Text run_tool_version{"run_tool_version"};
-inline constexpr Text run_job_id{"run_job_id"};
 // run.json's "launch": the ranks and the hosts (comma-separated) the
 // launcher was asked for.
 inline constexpr Int run_launch_ranks{"run_launch_ranks"};
 inline constexpr Text run_launch_hosts{"run_launch_hosts"};
 }  // namespace run_keys
 
-// Sampled memory accesses (parsers/memory_access_paths.hpp): attributes of
-// MemoryAccess paths PU -> serving component, of RanOn paths from the
-// cpu-clock sampler, and of the sampled Flows.
 namespace memory_access_keys {
-using Int = AttrName<std::int64_t>;
-using Text = AttrName<std::string>;
-inline constexpr Text level{"level"};                  // served-by level: to_string(MemoryLevel)
-inline constexpr Text backend{"backend"};              // to_string(SampleBackend)
-inline constexpr Int loads{"loads"};
-inline constexpr Int stores{"stores"};
-inline constexpr Int missed{"missed"};                 // samples that missed the named level
-inline constexpr Int weight_sum{"weight_sum"};         // total latency weight (cycles)
-inline constexpr Int weight_max{"weight_max"};
-inline constexpr Text latency_histogram{"latency_histogram"};  // 16 counts, "n0,n1,...": bucket i >= 1 holds [2^(i-1), 2^i) cycles
-inline constexpr Int numa_node{"numa_node"};           // OS index of the node holding the data; -1 unknown
-inline constexpr Int remote{"remote"};                 // 1: served from outside the PU's NUMA node
-inline constexpr Int hops{"hops"};                     // perf's mem_hops, the largest seen
-inline constexpr Int tid{"tid"};
-inline constexpr Int pid{"pid"};
-inline constexpr Int misses{"misses"};                 // PAPI count
-inline constexpr Text counter{"counter"};              // PAPI event name
-inline constexpr Int cpu_time_ns{"cpu_time_ns"};       // RanOn: samples x the cpu-clock period
-inline constexpr Int migrations{"migrations"};         // Flow: CPU changes between cpu-clock samples
-inline constexpr Int samples_lost{"samples_lost"};     // Flow
+STACKSAGE_MEMORY_ACCESS_ATTRIBUTES(STACKSAGE_RUN_MODEL_NAME)
+inline constexpr AttrName<std::int64_t> tid = run_keys::tid;
+inline constexpr AttrName<std::int64_t> pid = run_keys::pid;
 }  // namespace memory_access_keys
+
+#undef STACKSAGE_RUN_MODEL_NAME
 
 // The kinds of Process components.
 enum class ProcessKind : std::uint8_t { Process, Launcher };
@@ -224,42 +275,12 @@ std::optional<TopologySource> topology_source_from_string(std::string_view word)
 // out one table each (Model::run_keys, Model::intern_run_keys) instead of
 // every reader and writer looking the names up again.
 struct RunModelKeys {
-    // Process and Flow components.
-    Key<std::int64_t> pid, ppid, tid, rank;
-    Key<std::string> launcher, exe, cmdline, log_file, end_how, log_ends_early, log_stop_error;
-    Key<std::int64_t> end_known, exit_status, utime_us, stime_us, nvcsw, nivcsw, run_delay_ns, run_slices,
-        cpu_time_derived, cpu_time_at_exit, untraced;
-    Key<Cpuset> cgroup_cpuset, program_start_cpuset, online_cpus;
-    Key<std::int64_t> cpu_quota_us, cpu_period_us;
-    Key<std::string> cpu_quota_cgroup;
-    Key<std::int64_t> cpu_periods_start, cpu_throttled_start, cpu_throttled_ns_start, cpu_periods_end,
-        cpu_throttled_end, cpu_throttled_ns_end;
-    Key<std::int64_t> mpi_size, mpi_thread_level, mpi_init_ns, mpi_finalize_ns;
-    Key<std::int64_t> program_start_ns;
-    // Flow components.
-    Key<std::int64_t> seq, creator_tid;
-    Key<std::string> creator_module, start_module;
-    Key<Cpuset> attr_cpuset;
-    Key<std::int64_t> create_ns, creator_cpu_ns, last_cpu;
-    // MayRunOn DataPaths: what set their interval's mask.
-    Key<std::string> set_by, set_by_api, set_by_module;
-    Key<std::int64_t> set_by_tid;
-    // WaitedFor DataPaths: their type (nullopt where the model has none) and CPU time.
+#define STACKSAGE_RUN_MODEL_KEY(T, id, name) Key<T> id;
+    STACKSAGE_RUN_ATTRIBUTES(STACKSAGE_RUN_MODEL_KEY)
+    STACKSAGE_MEMORY_ACCESS_ATTRIBUTES(STACKSAGE_RUN_MODEL_KEY)
+#undef STACKSAGE_RUN_MODEL_KEY
+    // WaitedFor DataPaths: their type (nullopt where the model has none).
     std::optional<DataPathType> waited_for;
-    Key<std::int64_t> wait_cpu_ns;
-    // Node components.
-    Key<std::string> topology_source;
-    Key<std::int64_t> job_restricted;
-    Key<std::string> hwloc_host_name;
-    // The Topology root.
-    Key<std::string> run_command, run_start, run_tool_version, run_job_id;
-    // Sampled memory accesses (memory_access_keys).
-    Key<std::string> level, backend;
-    Key<std::int64_t> loads, stores, missed, weight_sum, weight_max;
-    Key<std::string> latency_histogram;
-    Key<std::int64_t> numa_node, remote, hops, misses;
-    Key<std::string> counter;
-    Key<std::int64_t> cpu_time_ns, migrations, samples_lost;
 
     // Every name above interned into model (DataPath type included).
     static RunModelKeys interned(Model& model);
