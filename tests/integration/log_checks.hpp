@@ -1,6 +1,8 @@
 // Assertions shared by the integration tests about the shape of event logs.
 #pragma once
 
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "tests/integration/traced_run.hpp"
@@ -9,6 +11,22 @@ namespace stacksage::testing {
 
 // Every line parsed, every event carries the common fields, the first one is
 // process_start.
+// The recorder's own problems in a run's standard error: its "stacksage:"
+// lines other than the live watcher's warnings, which are news about the
+// job (a storm of busy threads is over-subscribed), not a lost recording.
+inline std::string recorder_problems(const std::string& err) {
+    std::string problems;
+    std::size_t at = 0;
+    while (at < err.size()) {
+        std::size_t end = err.find('\n', at);
+        if (end == std::string::npos) end = err.size();
+        const std::string line = err.substr(at, end - at);
+        if (line.rfind("stacksage:", 0) == 0 && line.rfind("stacksage: live warning", 0) != 0) problems += line + "\n";
+        at = end + 1;
+    }
+    return problems;
+}
+
 inline void expect_well_formed(const ProcessLog& log) {
     SCOPED_TRACE(log.file.string());
     for (const auto& e : log.errors) ADD_FAILURE() << e;

@@ -4,6 +4,8 @@
 // Open MPI's libraries, and --bind-to shows in the inherited masks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <unistd.h>
 
 #include "tests/integration/log_checks.hpp"
@@ -55,6 +57,10 @@ MpiRun run_mpi(const TempDir& out, const std::string& bind) {
         if (!l.start()["rank"].is_null() && l.start()["origin"] == "exec") m.ranks.push_back(&l);
         if (l.start()["launcher"].is_string() && l.start()["origin"] == "exec") m.launcher = &l;
     }
+    // By rank: streams of a node file are in the order the ranks opened them.
+    std::sort(m.ranks.begin(), m.ranks.end(), [](const ProcessLog* a, const ProcessLog* b) {
+        return a->start()["rank"].get<int>() < b->start()["rank"].get<int>();
+    });
     return m;
 }
 

@@ -58,7 +58,7 @@ TEST(PreloadExecEnvironment, ARelativeOutputStillAsGivenIsMadeAbsolute) {
 TEST(PreloadExecEnvironment, AnOutputTheApplicationChangedOrNoRoomIsLeftAlone) {
     char absolute[] = "STACKSAGE_OUTPUT=/home/u/run/out";
     char* changed[] = {const_cast<char*>("STACKSAGE_OUTPUT=elsewhere"), nullptr};
-    char* storage[4];
+    char* storage[5];
     EXPECT_EQ(with_absolute_output(changed, "out", absolute, storage, 4), nullptr);
     char* none[] = {const_cast<char*>("A=1"), nullptr};
     EXPECT_EQ(with_absolute_output(none, "out", absolute, storage, 4), nullptr);
