@@ -150,18 +150,20 @@ struct ThreadTicks {
     std::uint64_t ticks;
 };
 
-// The watcher's tables: only the watching thread touches them.
-ThreadTicks g_previous[live::kMaxThreads], g_current[live::kMaxThreads];
-std::size_t g_previous_count = 0, g_current_count = 0;
-live::ThreadReading g_readings[live::kMaxThreads];
-std::size_t g_reading_count = 0;
-CpuMask g_masks[kMaxMasks];
-std::size_t g_mask_count = 0;
-CgroupCpuQuota g_quota;
-bool g_quota_read = false;
-live::HoldClock g_clocks[kLiveConditions];
-std::uint64_t g_last_reading_ns = 0;
-std::uint64_t g_ns_per_tick = 10'000'000;
+// The watcher's tables: only the watching thread touches them. constinit:
+// no initializer may run at the library's start, which can come after a
+// library constructor already created a thread and so the watcher.
+constinit ThreadTicks g_previous[live::kMaxThreads], g_current[live::kMaxThreads];
+constinit std::size_t g_previous_count = 0, g_current_count = 0;
+constinit live::ThreadReading g_readings[live::kMaxThreads];
+constinit std::size_t g_reading_count = 0;
+constinit CpuMask g_masks[kMaxMasks];
+constinit std::size_t g_mask_count = 0;
+constinit CgroupCpuQuota g_quota;
+constinit bool g_quota_read = false;
+constinit live::HoldClock g_clocks[kLiveConditions];
+constinit std::uint64_t g_last_reading_ns = 0;
+constinit std::uint64_t g_ns_per_tick = 10'000'000;
 
 std::uint32_t mask_index(const CpuMask& m) {
     for (std::size_t i = 0; i < g_mask_count; ++i)
