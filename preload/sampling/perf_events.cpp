@@ -261,23 +261,44 @@ std::size_t open_thread_events(const EventSpec* specs, std::size_t n, std::uint3
     return out.count;
 }
 
+bool event_still_open(const ThreadEvents& events, std::size_t i) {
+    if (i >= events.count || events.fd[i] < 0) return false;
+    const int saved_errno = errno;
+    std::uint64_t id = 0;
+    const bool same = ::ioctl(events.fd[i], PERF_EVENT_IOC_ID, &id) == 0 && id == events.id[i];
+    errno = saved_errno;
+    return same;
+}
+
+bool ring_still_open(const ThreadEvents& events) {
+    for (std::size_t i = 0; i < events.count; ++i)
+        if (events.fd[i] == events.ring_fd) return event_still_open(events, i);
+    return false;
+}
+
 void disable_thread_events(ThreadEvents& events) {
     const int saved_errno = errno;
-    for (std::size_t i = 0; i < events.count; ++i) ::ioctl(events.fd[i], PERF_EVENT_IOC_DISABLE, 0);
+    for (std::size_t i = 0; i < events.count; ++i)
+        if (event_still_open(events, i)) ::ioctl(events.fd[i], PERF_EVENT_IOC_DISABLE, 0);
+    errno = saved_errno;
+}
+
+void close_thread_event_descriptors(ThreadEvents& events) {
+    const int saved_errno = errno;
+    // Members before the ring's owner: the kernel keeps the buffer until the
+    // last event writing to it is gone anyway.
+    for (std::size_t i = events.count; i-- > 0;)
+        if (event_still_open(events, i)) ::close(events.fd[i]);
+    events.count = 0;
+    events.ring_fd = -1;
     errno = saved_errno;
 }
 
 void close_thread_events(ThreadEvents& events) {
-    const int saved_errno = errno;
-    for (std::size_t i = 0; i < events.count; ++i) ::ioctl(events.fd[i], PERF_EVENT_IOC_DISABLE, 0);
+    disable_thread_events(events);
     if (events.mapping != nullptr) ::munmap(events.mapping, events.mapping_bytes);
-    // Members before the ring's owner: the kernel keeps the buffer until the
-    // last event writing to it is gone anyway.
-    for (std::size_t i = events.count; i-- > 0;) ::close(events.fd[i]);
-    events.count = 0;
     events.mapping = nullptr;
-    events.ring_fd = -1;
-    errno = saved_errno;
+    close_thread_event_descriptors(events);
 }
 
 }  // namespace stacksage::sampling

@@ -79,11 +79,23 @@ struct ThreadEvents {
 std::size_t open_thread_events(const EventSpec* specs, std::size_t n, std::uint32_t data_pages,
                                ThreadEvents& out);
 
+// Whether events.fd[i] still holds that event: the application may have
+// closed it (a daemon closes every descriptor) and got the number for a file
+// of its own, or an event of its own; one ioctl (the event's id). Every use
+// of an event's descriptor checks first, and leaves a number that is no
+// longer ours alone.
+bool event_still_open(const ThreadEvents& events, std::size_t i);
+// The same for the descriptor of the ring (one of the events').
+bool ring_still_open(const ThreadEvents& events);
+
 // Stops the events counting (before the last drain: the drain itself
 // touches fresh pages, whose faults would otherwise land after it).
 void disable_thread_events(ThreadEvents& events);
 // Disables and closes the events and unmaps the ring (drain it first).
 void close_thread_events(ThreadEvents& events);
+// Closes the events' descriptors only (a child of fork, where the ring is
+// not mapped).
+void close_thread_event_descriptors(ThreadEvents& events);
 
 // Why the kernel refused an event, in words, for errno err (and what to do).
 void explain_open_error(int err, EventKind kind, const char* pmu, char* out, std::size_t cap);

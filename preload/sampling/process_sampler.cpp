@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "core/formats/run_layout.hpp"
+#include "preload/kept_descriptor.hpp"
 #include "preload/raw_syscall.hpp"
 #include "preload/recorder_threads.hpp"
 #include "preload/text.hpp"
@@ -64,11 +65,23 @@ std::atomic<std::uint64_t> g_watch_for_last_thread_until_ns{0};
 // fork() itself (creating threads there is what fork's rules warn about).
 std::atomic<bool> g_drainer_pending{false};
 int g_wake_pipe[2] = {-1, -1};
+// What the pipe's two ends hold (one pipe: one identity). The application may
+// close them and get the numbers for files of its own: checked before each
+// use, never written, read, polled or closed then (the drain thread then
+// wakes by its timeout).
+preload::FileIdentity g_wake_pipe_file;
 pollfd g_pollfds[kMaxSampledThreads + 1];
 
 __attribute__((tls_model("initial-exec"))) thread_local ThreadSlot* t_slot = nullptr;
 
 int current_tid() { return preload::raw::gettid(); }
+
+bool wake_pipe_end_ours(int end) { return g_wake_pipe_file.held_by(g_wake_pipe[end]); }
+
+void wake_the_drainer() {
+    const char byte = 1;
+    if (wake_pipe_end_ours(1)) (void)!::write(g_wake_pipe[1], &byte, 1);
+}
 
 std::uint64_t monotonic_ns() {
     timespec ts{};
@@ -94,8 +107,7 @@ void watch_for_the_last_thread() {
         g_main_thread_ended.store(true, std::memory_order_relaxed);
     }
     g_watch_for_last_thread_until_ns.store(monotonic_ns() + 100'000'000, std::memory_order_release);
-    const char byte = 1;
-    if (g_wake_pipe[1] >= 0) (void)!::write(g_wake_pipe[1], &byte, 1);
+    wake_the_drainer();
 }
 
 void finish_slot(ThreadSlot& s, bool own_thread) {
@@ -122,19 +134,20 @@ void* drain_loop(void*) {
     std::uint64_t next_alone_check_ns = 0;
     while (!g_stop.load(std::memory_order_acquire)) {
         nfds_t n = 0;
-        g_pollfds[n++] = {g_wake_pipe[0], POLLIN, 0};
+        const bool wake_pipe_ours = wake_pipe_end_ours(0);
+        if (wake_pipe_ours) g_pollfds[n++] = {g_wake_pipe[0], POLLIN, 0};
         const std::size_t count = g_slot_count.load(std::memory_order_acquire);
         for (std::size_t i = 0; i < count && i < kMaxSampledThreads; ++i) {
             ThreadSlot* s = g_slots[i];
             if (s && s->state.load(std::memory_order_acquire) == static_cast<int>(SlotState::Active) &&
-                s->events.ring_fd >= 0)
+                s->events.ring_fd >= 0 && ring_still_open(s->events))
                 g_pollfds[n++] = {s->events.ring_fd, POLLIN, 0};
         }
         // The kernel wakes us when a ring passes its watermark (half full);
         // the timeout bounds how stale the others get.
         const bool watching = monotonic_ns() < g_watch_for_last_thread_until_ns.load(std::memory_order_acquire);
         ::poll(g_pollfds, n, watching ? 1 : 200);
-        if (g_pollfds[0].revents & POLLIN) {
+        if (wake_pipe_ours && (g_pollfds[0].revents & POLLIN)) {
             char buf[16];
             while (::read(g_wake_pipe[0], buf, sizeof buf) > 0) {}
         }
@@ -166,8 +179,7 @@ void* drain_loop(void*) {
 void stop_drainer() {
     if (!g_drainer_running.load(std::memory_order_acquire)) return;
     g_stop.store(true, std::memory_order_release);
-    const char byte = 1;
-    if (g_wake_pipe[1] >= 0) (void)!::write(g_wake_pipe[1], &byte, 1);
+    wake_the_drainer();
     // Bounded wait: at exit nothing may hang on us.
     for (int i = 0; i < 2000 && g_drainer_running.load(std::memory_order_acquire); ++i) {
         timespec ts{0, 1000000};
@@ -177,7 +189,10 @@ void stop_drainer() {
 
 void start_drainer() {
     if (g_config.start_thread == nullptr) return;
-    if (g_wake_pipe[0] < 0 && ::pipe2(g_wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return;
+    if (g_wake_pipe[0] < 0) {
+        if (::pipe2(g_wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return;
+        g_wake_pipe_file = preload::FileIdentity::of(g_wake_pipe[0]);
+    }
     g_stop.store(false);
     g_drainer_running.store(true);
     pthread_t thread;
@@ -302,10 +317,7 @@ void sampler_thread_begin() {
     // The drain thread polls the rings it knew when it went to sleep: tell
     // it about this one (a thread that fills its ring before the next
     // timeout would otherwise lose samples).
-    if (g_drainer_running.load(std::memory_order_acquire) && g_wake_pipe[1] >= 0) {
-        const char byte = 1;
-        (void)!::write(g_wake_pipe[1], &byte, 1);
-    }
+    if (g_drainer_running.load(std::memory_order_acquire)) wake_the_drainer();
 }
 
 void sampler_thread_end() {
@@ -344,7 +356,7 @@ void sampler_after_fork_child() {
     for (std::size_t i = 0; i < count && i < kMaxSampledThreads; ++i) {
         ThreadSlot* s = g_slots[i];
         if (s == nullptr) continue;
-        for (std::size_t e = 0; e < s->events.count; ++e) ::close(s->events.fd[e]);
+        close_thread_event_descriptors(s->events);
         ::munmap(s, thread_slot_bytes());
         g_slots[i] = nullptr;
     }
@@ -363,8 +375,8 @@ void sampler_after_fork_child() {
     g_raw.lock.store(0);
     g_drainer_running.store(false);
     if (g_wake_pipe[0] >= 0) {
-        ::close(g_wake_pipe[0]);
-        ::close(g_wake_pipe[1]);
+        if (wake_pipe_end_ours(0)) ::close(g_wake_pipe[0]);
+        if (wake_pipe_end_ours(1)) ::close(g_wake_pipe[1]);
         g_wake_pipe[0] = g_wake_pipe[1] = -1;
     }
     t_slot = nullptr;

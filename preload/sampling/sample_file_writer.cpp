@@ -29,6 +29,7 @@ bool SampleFileWriter::open(int fd, void* buffer, std::size_t buffer_bytes, cons
     }
     errno = saved;
     fd_ = fd;
+    file_ = preload::FileIdentity::of(fd);
     block_ = static_cast<SampleBlockHeader*>(buffer);
     records_ = reinterpret_cast<SampleFileRecord*>(block_ + 1);
     capacity_ = static_cast<std::uint32_t>((buffer_bytes - sizeof(SampleBlockHeader)) / sizeof(SampleFileRecord));
@@ -42,14 +43,16 @@ bool SampleFileWriter::flush() {
     block_->record_count = count_;
     block_->sequence = sequence_;
     const int saved = errno;  // never disturb the application's errno
-    const bool ok = write_all(fd_, block_, sizeof(SampleBlockHeader) + count_ * sizeof(SampleFileRecord));
-    errno = saved;
+    const bool ours = file_.held_by(fd_);
+    const bool ok = ours && write_all(fd_, block_, sizeof(SampleBlockHeader) + count_ * sizeof(SampleFileRecord));
     if (!ok) {
         ++errors_;
-        ::close(fd_);
+        if (ours) ::close(fd_);
         fd_ = -1;
+        errno = saved;
         return false;
     }
+    errno = saved;
     ++sequence_;
     written_ += count_;
     count_ = 0;
@@ -60,7 +63,7 @@ bool SampleFileWriter::close() {
     const bool ok = flush();
     if (fd_ >= 0) {
         const int saved = errno;
-        ::close(fd_);
+        if (file_.held_by(fd_)) ::close(fd_);
         errno = saved;
         fd_ = -1;
     }

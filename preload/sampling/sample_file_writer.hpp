@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "core/formats/sample_file_format.hpp"
+#include "preload/kept_descriptor.hpp"
 
 namespace stacksage::sampling {
 
@@ -27,6 +28,9 @@ public:
     }
     // Writes the pending block, if any. \return false on a write error (the
     // writer then stops: samples are not worth failing the application for).
+    // A descriptor that no longer holds the file it opened (the application
+    // closed it and got the number for a file of its own) counts as one: the
+    // writer stops without touching the number.
     bool flush();
     // Flushes and closes.
     bool close();
@@ -36,6 +40,7 @@ public:
 
 private:
     int fd_ = -1;
+    preload::FileIdentity file_;  // what fd_ was opened on
     SampleBlockHeader* block_ = nullptr;
     SampleFileRecord* records_ = nullptr;
     std::uint32_t capacity_ = 0, count_ = 0;

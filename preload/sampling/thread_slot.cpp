@@ -175,7 +175,9 @@ void ThreadSlot::account_unrecorded() {
         // nothing about losses. The other events count what they sample.
         if (period == 0 || events.kind[i] == EventKind::CpuClock) continue;
         std::uint64_t count = 0;
-        if (::read(events.fd[i], &count, sizeof count) != static_cast<ssize_t>(sizeof count)) continue;
+        if (!event_still_open(events, i) ||
+            ::read(events.fd[i], &count, sizeof count) != static_cast<ssize_t>(sizeof count))
+            continue;
         expected_total += count / period;
         seen_total += event_samples[i];
     }

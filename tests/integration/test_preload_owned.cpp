@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/formats/run_layout.hpp"
 #include "tests/integration/log_checks.hpp"
 
 namespace stacksage::testing {
@@ -28,12 +29,13 @@ bool has_recorder_message(const std::string& err) {
 }
 
 RunResult run_example(const std::string& program, const std::vector<std::string>& args,
-                      const std::optional<fs::path>& output) {
+                      const std::optional<fs::path>& output, std::map<std::string, std::string> env = {}) {
     RunOptions o;
     o.argv = {example(program)};
     for (const auto& a : args) o.argv.push_back(a);
     o.preload = output.has_value();
     o.output = output;
+    o.env = std::move(env);
     return run(o);
 }
 
@@ -45,14 +47,17 @@ struct Compared {
 };
 
 Compared run_both(const std::string& program, const std::vector<std::string>& plain_args,
-                  const std::vector<std::string>& traced_args, const TempDir& out) {
+                  const std::vector<std::string>& traced_args, const TempDir& out,
+                  const std::map<std::string, std::string>& traced_env = {}) {
     Compared c;
     c.plain = run_example(program, plain_args, std::nullopt);
-    c.traced = run_example(program, traced_args, out.path());
+    c.traced = run_example(program, traced_args, out.path(), traced_env);
     EXPECT_EQ(c.traced.wait_status, c.plain.wait_status) << c.traced.out << c.traced.err;
     EXPECT_EQ(c.traced.out, c.plain.out);
     EXPECT_FALSE(has_recorder_message(c.traced.err)) << c.traced.err;
-    c.logs = read_logs(out.path());
+    // The event logs (a sampled run adds its summaries, *.samples.jsonl).
+    for (auto& log : read_logs(out.path()))
+        if (!log.file.string().ends_with(formats::run_layout::kSamplesSuffix)) c.logs.push_back(std::move(log));
     for (const auto& log : c.logs) {
         expect_well_formed(log);
         expect_complete(log);
@@ -183,11 +188,11 @@ TEST(PreloadOwned, NoticesNeverGoIntoAFileAtDescriptorTwo) {
 // are untouched. The application's files, unlinked at the end (as temporary
 // files are), are not taken for a removed log (which was said on stderr,
 // and cost the model).
-void expect_squat_recorded(const char* kind) {
+void expect_squat_recorded(const char* kind, const std::map<std::string, std::string>& env = {}) {
     SCOPED_TRACE(kind);
     TempDir plain_scratch, traced_scratch, out;
     Compared c = run_both("owned_descriptors", {"squat", kind, plain_scratch.path().string()},
-                          {"squat", kind, traced_scratch.path().string()}, out);
+                          {"squat", kind, traced_scratch.path().string()}, out, env);
     EXPECT_EQ(c.traced.exit_code(), 0) << c.traced.err;
     EXPECT_NE(c.plain.out.find(std::string("the child's 1100 ") + kind + " intact: 1100"), std::string::npos)
         << c.plain.out;
@@ -216,6 +221,26 @@ void expect_squat_recorded(const char* kind) {
 TEST(PreloadOwned, DirectoriesAtTheRecordersDescriptorNumbersAreNeverWrittenInto) { expect_squat_recorded("dirs"); }
 
 TEST(PreloadOwned, RegularFilesAtTheRecordersDescriptorNumbersLeaveTheChildRecorded) { expect_squat_recorded("files"); }
+
+// The same, sampled (software events: page faults, CPU clock) with the raw
+// sample file: the sampler's descriptors (its wake-up pipe, each thread's
+// perf events, the raw file) had numbers the application then took, and the
+// sampler wrote into, read from or closed 1 of the parent's files and 4 of
+// the child's. Each is now checked before use and left alone once it is the
+// application's.
+TEST(PreloadOwned, TheSamplersDescriptorsAreNeverUsedOnceTheApplicationHasTheirNumbers) {
+    const std::map<std::string, std::string> sampled = {{"STACKSAGE_SAMPLE", "auto"}, {"STACKSAGE_SAMPLE_RAW", "1"}};
+    {
+        // Whether this machine samples at all (perf_event_paranoid, a kernel without perf).
+        TempDir probe;
+        run_example("owned_descriptors", {"squat", "dirs", probe.path().string()}, probe.path(), sampled);
+        bool started = false;
+        for (const auto& log : read_logs(probe.path()))
+            if (auto s = log.first("sampling")) started = started || s->value("started", false);
+        if (!started) GTEST_SKIP() << "sampling does not start on this machine";
+    }
+    expect_squat_recorded("files", sampled);
+}
 
 }  // namespace
 }  // namespace stacksage::testing
