@@ -58,7 +58,7 @@ void classify_activity(FlowView& flow, const ActivityOptions& options) {
     // start (and uses none while blocked), so does each pthread_create it
     // made (at most one reading per ms), the end gives the total.
     // (An untraced thread's start is the kernel's: it too starts at 0.)
-    const bool starts_at_zero = flow.kind != "discovered" || flow.untraced;
+    const bool starts_at_zero = flow.kind != FlowKind::Discovered || flow.untraced;
     // A log may hold any figure: held at INT64_MAX rather than overflowing.
     const std::int64_t total_ns = flow.cpu_time_us < 0                          ? -1
                                   : flow.cpu_time_us > INT64_MAX / 1000 ? INT64_MAX

@@ -140,13 +140,13 @@ AnalysisResult analyze(RunView view) {
             const FlowView& flow = view.flows[f];
             s.cpus |= flow.placement;
             // The unseen flow stands for threads that ended unseen: their CPU time, no thread of its own.
-            if (flow.kind == to_string(FlowKind::Unseen)) {
+            if (flow.kind == FlowKind::Unseen) {
                 s.unseen_cpu_us = add_saturating(s.unseen_cpu_us, std::max<std::int64_t>(0, flow.cpu_time_us));
                 continue;
             }
             ++s.threads;
             if (flow.service) ++s.service_threads;
-            if (flow.kind != "main") ++s.created_threads;
+            if (flow.kind != FlowKind::Main) ++s.created_threads;
             if (flow.untraced) ++s.untraced_threads;
         }
         s.log_ends_early = std::string(p.log_ends_early);

@@ -96,7 +96,7 @@ std::vector<Finding> untraced_threads(const RunView& view) {
             bool any = false;
             for (std::uint32_t f : view.processes[i].flows) {
                 const FlowView& flow = view.flows[f];
-                const bool unseen = flow.kind == to_string(FlowKind::Unseen);
+                const bool unseen = flow.kind == FlowKind::Unseen;
                 if (!flow.untraced && !unseen) continue;
                 any = true;
                 flows.push_back(f);

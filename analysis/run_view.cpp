@@ -380,7 +380,7 @@ RunView build_run_view(const Model& model, const ActivityOptions& activity) {
             f.id = fid;
             f.process = process_index;
             f.tid = model.get(fid, k.tid).value_or(model.os_index(fid));
-            f.kind = model.kind(fid);
+            f.kind = flow_kind_from_string(model.kind(fid)).value_or(FlowKind::Thread);
             f.untraced = model.get(fid, k.untraced).value_or(0) != 0;
             f.name = model.name(fid);
             f.creator_module = string_attr(model, fid, k.creator_module);
@@ -392,9 +392,9 @@ RunView build_run_view(const Model& model, const ActivityOptions& activity) {
             f.involuntary_switches = model.get(fid, k.nivcsw).value_or(-1);
             f.run_delay_ns = model.get(fid, k.run_delay_ns).value_or(-1);
             f.run_slices = model.get(fid, k.run_slices).value_or(-1);
-            if (f.kind == to_string(FlowKind::Main)) {
+            if (f.kind == FlowKind::Main) {
                 f.runtime = application;
-            } else if (f.untraced || f.kind == to_string(FlowKind::Unseen)) {
+            } else if (f.untraced || f.kind == FlowKind::Unseen) {
                 f.runtime = view.runtime_id({"untraced", RuntimeFamily::Unknown});
             } else if (auto r = runtime_by_module.find(f.creator_module);
                        r != runtime_by_module.end() && f.creator_module != p.exe) {

@@ -22,6 +22,7 @@
 #include "analysis/runtime_classifier.hpp"
 #include "core/cpuset.hpp"
 #include "core/model.hpp"
+#include "core/run_model_schema.hpp"
 #include "core/saturating.hpp"
 
 namespace stacksage {
@@ -63,7 +64,7 @@ struct FlowView {
     ComponentId id = kNoComponent;
     std::uint32_t process = 0;     // index into RunView::processes
     std::int64_t tid = 0;
-    std::string_view kind;         // "main", "thread", "discovered", "unseen" (core/run_model_schema.hpp)
+    FlowKind kind = FlowKind::Thread;  // to_string() gives the model's word; a word no loader writes reads as Thread
     // In the kernel's task list at the process's end, never seen created
     // (glibc's own threads, raw clones).
     bool untraced = false;

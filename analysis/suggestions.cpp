@@ -108,7 +108,7 @@ NodeFacts facts_of(const RunView& view, const NodeLoad& load, const NodeView& no
         const ProcessView& process = view.processes[p];
         for (std::uint32_t i : process.flows) {
             const FlowView& flow = view.flows[i];
-            if (flow.kind == "main") continue;
+            if (flow.kind == FlowKind::Main) continue;
             const RuntimeName& r = view.runtime_of(flow);
             if (r.family == RuntimeFamily::OpenMP) {
                 f.openmp = true;

@@ -108,7 +108,7 @@ std::vector<Finding> check_temporal_stacking(const RunView& view, const std::vec
         std::map<std::uint32_t, std::vector<std::uint32_t>> by_runtime;
         for (std::uint32_t p : node.processes)
             for (std::uint32_t f : view.processes[p].flows)
-                if (view.flows[f].kind != to_string(FlowKind::Main) && !(view.flows[f].placement & node.available).empty())
+                if (view.flows[f].kind != FlowKind::Main && !(view.flows[f].placement & node.available).empty())
                     by_runtime[view.flows[f].runtime].push_back(f);
         if (by_runtime.size() < 2) continue;
         std::map<std::uint32_t, Cpuset> cpus_of;

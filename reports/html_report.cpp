@@ -321,7 +321,7 @@ json flows_json(const RunView& view) {
     for (const FlowView& f : view.flows) {
         json intervals = json::array();
         for (const AffinityInterval& i : f.intervals) intervals.push_back({i.start_ns, i.end_ns, i.cpuset.to_list_string()});
-        flows.push_back({f.process, f.tid, std::string(f.name), f.runtime, std::string(f.kind), f.start_ns, f.end_ns,
+        flows.push_back({f.process, f.tid, std::string(f.name), f.runtime, std::string(to_string(f.kind)), f.start_ns, f.end_ns,
                          f.cpu_time_us, std::string(activity_state(f)), f.placement.to_list_string(), std::move(intervals)});
     }
     return flows;

@@ -31,7 +31,7 @@ nlohmann::json perfetto_trace(const AnalysisResult& analysis) {
         for (std::uint32_t fi : p.flows) {
             const FlowView& f = view.flows[fi];
             const RuntimeName& rt = view.runtime_of(f);
-            const std::string tname = f.name.empty() ? std::string(f.kind) + " " + std::to_string(f.tid) : std::string(f.name);
+            const std::string tname = f.name.empty() ? std::string(to_string(f.kind)) + " " + std::to_string(f.tid) : std::string(f.name);
             events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", trace_pid}, {"tid", f.tid}, {"args", {{"name", tname}}}});
             json args = {{"host", host},
                          {"pid", p.pid},
@@ -39,7 +39,7 @@ nlohmann::json perfetto_trace(const AnalysisResult& analysis) {
                          {"rank", p.rank >= 0 ? json(p.rank) : json(nullptr)},
                          {"runtime", rt.name},
                          {"family", std::string(to_string(rt.family))},
-                         {"kind", std::string(f.kind)},
+                         {"kind", std::string(to_string(f.kind))},
                          {"cpuset", f.placement.to_list_string()},
                          {"cpu_time_us", f.cpu_time_us},
                          {"state", std::string(activity_state(f))}};

@@ -458,7 +458,7 @@ TEST(Activity, AHelperThatQueuesAtEachWakeUpIsNotStarved) {
     };
     for (const Case& c : cases) {
         FlowView f;
-        f.kind = "thread";
+        f.kind = FlowKind::Thread;
         f.start_ns = 0;
         f.end_ns = c.life_ms * 1'000'000;
         f.cpu_time_us = c.cpu_us;
@@ -538,7 +538,7 @@ TEST(Activity, ACreatorsCpuReadingSplitsItsLife) {
 // nine is load for that second. A starved flow's quiet stretch stays load.
 TEST(Activity, StretchesBetweenCpuReadingsAreJudgedOnTheirOwn) {
     FlowView f;
-    f.kind = "main";
+    f.kind = FlowKind::Main;
     f.start_ns = 0;
     f.end_ns = 20'000'000'000;
     f.cpu_time_us = 1'000'000;
@@ -567,7 +567,7 @@ TEST(Activity, StretchesBetweenCpuReadingsAreJudgedOnTheirOwn) {
 // a crowded machine, counted their main thread as a third worker).
 TEST(Activity, AStarvedCreatorBetweenItsCreatesAndItsJoinIsNotBusy) {
     FlowView f;
-    f.kind = "main";
+    f.kind = FlowKind::Main;
     f.start_ns = 0;
     f.end_ns = 400'000'000;
     f.cpu_time_us = 5'000;         // its start-up: 5 ms of CPU

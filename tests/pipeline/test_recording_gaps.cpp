@@ -285,7 +285,7 @@ TEST(RecordingGaps, UntracedWorkCountsAsLoadAndIsSaid) {
     // Load: the unseen flow is busy, not a service thread.
     bool unseen_busy = false;
     for (const FlowView& flow : r.analysis.view.flows)
-        if (flow.kind == "unseen") unseen_busy = !flow.service && flow.cpu_time_us == 400'000;
+        if (flow.kind == FlowKind::Unseen) unseen_busy = !flow.service && flow.cpu_time_us == 400'000;
     EXPECT_TRUE(unseen_busy);
 }
 
