@@ -73,16 +73,6 @@ constexpr int kLockYields = 100000;
 constexpr long kMadvPopulateWrite = 23;  // MADV_POPULATE_WRITE, Linux >= 5.14
 constexpr std::uint64_t kPage = 4096;
 
-long pwrite_all(int fd, const char* buf, std::size_t len, std::uint64_t offset) {
-    std::size_t done = 0;
-    while (done < len) {
-        long n = raw::pwrite(fd, buf + done, len - done, offset + done);
-        if (n == -EINTR) continue;
-        if (n <= 0) return n < 0 ? n : -EIO;
-        done += static_cast<std::size_t>(n);
-    }
-    return static_cast<long>(done);
-}
 
 constexpr std::uint64_t kStreamEndField = offsetof(nf::RegionHeader, stream_end);
 
@@ -196,7 +186,7 @@ long EventLog::pwrite_out(std::uint64_t offset, const char* line, std::size_t le
         const std::uint64_t in = offset - nf::recorder_region_start(k);
         const std::uint64_t room = nf::data_bytes(nf::recorder_region_bytes(static_cast<std::uint32_t>(k))) - in;
         const std::size_t n = len < room ? len : static_cast<std::size_t>(room);
-        const long rc = pwrite_all(node_.fd(), line, n, region_offset_[k] + sizeof(nf::RegionHeader) + in);
+        const long rc = raw::pwrite_all(node_.fd(), line, n, region_offset_[k] + sizeof(nf::RegionHeader) + in);
         if (rc < 0) return rc;
         offset += n;
         line += n;
@@ -397,7 +387,7 @@ bool EventLog::add_regions(std::uint64_t end, bool finished) {
             }
         }
         if (base == nullptr) {
-            rc = pwrite_all(node_.fd(), reinterpret_cast<const char*>(&header), sizeof header, at);
+            rc = raw::pwrite_all(node_.fd(), reinterpret_cast<const char*>(&header), sizeof header, at);
             if (rc < 0) {
                 fail(rc, "cannot grow");
                 return false;
@@ -455,7 +445,7 @@ void EventLog::set_stream_end(std::uint64_t length, bool from_signal) {
     }
     // Never written into a file that is not ours (a reused descriptor number).
     if (same_file(node_.fd()) || (!from_signal && reopen_own_file()))
-        pwrite_all(node_.fd(), reinterpret_cast<const char*>(&value), sizeof value, region_offset_[0] + kStreamEndField);
+        raw::pwrite_all(node_.fd(), reinterpret_cast<const char*>(&value), sizeof value, region_offset_[0] + kStreamEndField);
 }
 
 void EventLog::free_unused_tail(std::uint64_t length) {

@@ -207,16 +207,6 @@ namespace {
 
 constexpr std::uint64_t kPage = 4096;
 
-long pwrite_all(int fd, const char* buf, std::size_t len, std::uint64_t offset) {
-    std::size_t done = 0;
-    while (done < len) {
-        long n = raw::pwrite(fd, buf + done, len - done, offset + done);
-        if (n == -EINTR) continue;
-        if (n <= 0) return n < 0 ? n : -EIO;
-        done += static_cast<std::size_t>(n);
-    }
-    return static_cast<long>(done);
-}
 
 }  // namespace
 
@@ -249,8 +239,8 @@ long write_whole_stream(NodeFile& file, std::int64_t pid, std::int64_t rank, std
     if (rc < 0 && rc != -EOPNOTSUPP && rc != -ENOSYS) return rc;
     // The data first, the header last: a reader never sees a header whose
     // data was not written.
-    rc = pwrite_all(file.fd(), data, len, at + sizeof header);
-    if (rc >= 0) rc = pwrite_all(file.fd(), reinterpret_cast<const char*>(&header), sizeof header, at);
+    rc = raw::pwrite_all(file.fd(), data, len, at + sizeof header);
+    if (rc >= 0) rc = raw::pwrite_all(file.fd(), reinterpret_cast<const char*>(&header), sizeof header, at);
     return rc < 0 ? rc : 0;
 }
 

@@ -134,6 +134,19 @@ inline long write_all(int fd, const char* buf, std::size_t len) {
     return static_cast<long>(done);
 }
 
+// The same at a file offset (pwrite): all of buf, retrying on EINTR and
+// short writes. \return the bytes written, or -errno (-EIO for a write of 0).
+inline long pwrite_all(int fd, const char* buf, std::size_t len, std::uint64_t offset) {
+    std::size_t done = 0;
+    while (done < len) {
+        long n = pwrite(fd, buf + done, len - done, offset + done);
+        if (n == -4 /* EINTR */) continue;
+        if (n <= 0) return n < 0 ? n : -5 /* EIO */;
+        done += static_cast<std::size_t>(n);
+    }
+    return static_cast<long>(done);
+}
+
 // Reads a whole small file (procfs, sysfs) into buf, NUL-terminated.
 // Returns the length read, or -errno.
 inline long read_small_file(int dirfd, const char* path, char* buf, std::size_t cap) {
