@@ -64,6 +64,17 @@ SyntheticProcess srun_task(const std::string& host, std::int64_t rank, int ntask
     return p;
 }
 
+// A process's log with the parent it was started by.
+void add_child_process(const TempDir& dir, const SyntheticProcess& p, std::int64_t ppid) {
+    std::filesystem::create_directories(dir.path() / p.host);
+    SyntheticRun::write_file(dir.path() / p.host / ("pid-" + std::to_string(p.pid) + ".jsonl"), [&] {
+        std::string t = event_log_text(p);
+        const std::string from = "\"ppid\":1,";
+        t.replace(t.find(from), from.size(), "\"ppid\":" + std::to_string(ppid) + ",");
+        return t;
+    }());
+}
+
 }  // namespace
 
 // MPI_COMM_WORLD had 4 ranks; 2 left logs.
@@ -235,13 +246,7 @@ TEST(Completeness, AHostWhereOnlyTheLauncherRanIsALaunchHost) {
     ssh.exe = "/usr/bin/ssh";
     ssh.cpuset = "0-1";
     ssh.main_cpu_time_us = 1000;
-    std::filesystem::create_directories(dir.path() / "h0");
-    SyntheticRun::write_file(dir.path() / "h0" / "pid-51.jsonl", [&] {
-        std::string t = event_log_text(ssh);
-        const std::string from = "\"ppid\":1,";
-        t.replace(t.find(from), from.size(), "\"ppid\":50,");
-        return t;
-    }());
+    add_child_process(dir, ssh, 50);
     for (int rank = 0; rank < 2; ++rank) {
         SyntheticProcess p = ompi_rank("h1", rank, std::to_string(rank));
         p.identity["OMPI_COMM_WORLD_SIZE"] = "2";
@@ -254,18 +259,6 @@ TEST(Completeness, AHostWhereOnlyTheLauncherRanIsALaunchHost) {
     EXPECT_TRUE(with_code(r.analysis, FindingCode::IncompleteRecording).empty()) << r.text;
     EXPECT_EQ(r.json["nodes"][0]["launch_host"], true);
     EXPECT_EQ(r.json["nodes"][1]["launch_host"], false);
-}
-
-// A process's log with the parent it was started by.
-void add_child_process(SyntheticRun& run, const TempDir& dir, const SyntheticProcess& p, std::int64_t ppid) {
-    std::filesystem::create_directories(dir.path() / p.host);
-    SyntheticRun::write_file(dir.path() / p.host / ("pid-" + std::to_string(p.pid) + ".jsonl"), [&] {
-        std::string t = event_log_text(p);
-        const std::string from = "\"ppid\":1,";
-        t.replace(t.find(from), from.size(), "\"ppid\":" + std::to_string(ppid) + ",");
-        return t;
-    }());
-    (void)run;
 }
 
 // `timeout 3600 mpirun ...` on h0, mpirun reaching h1 through a site's
@@ -291,14 +284,14 @@ TEST(Completeness, AWrapperAroundTheLauncherAndItsAgentAreTheLaunch) {
     mpirun.exe = "/usr/bin/mpirun";
     mpirun.cpuset = "0-1";
     mpirun.main_cpu_time_us = 1000;
-    add_child_process(run, dir, mpirun, 49);
+    add_child_process(dir, mpirun, 49);
     SyntheticProcess agent;  // plm_rsh_agent=/site/bin/remote-start
     agent.host = "h0";
     agent.pid = 51;
     agent.exe = "/site/bin/remote-start";
     agent.cpuset = "0-1";
     agent.main_cpu_time_us = 1000;
-    add_child_process(run, dir, agent, 50);
+    add_child_process(dir, agent, 50);
     for (int rank = 0; rank < 2; ++rank) {
         SyntheticProcess p = ompi_rank("h1", rank, std::to_string(rank));
         p.identity["OMPI_COMM_WORLD_SIZE"] = "2";
@@ -328,7 +321,7 @@ TEST(Completeness, ASallocShellAndABusyParentOfALauncherAreJudged) {
     run.add_process(salloc);
     SyntheticProcess shell = busy_process("h0", 61, -1, 1, "0-1");  // computes the whole time
     shell.exe = "/bin/bash";
-    add_child_process(run, dir, shell, 60);
+    add_child_process(dir, shell, 60);
     SyntheticProcess srun;
     srun.host = "h0";
     srun.pid = 62;
@@ -336,7 +329,7 @@ TEST(Completeness, ASallocShellAndABusyParentOfALauncherAreJudged) {
     srun.exe = "/usr/bin/srun";
     srun.cpuset = "0-1";
     srun.main_cpu_time_us = 1000;
-    add_child_process(run, dir, srun, 61);
+    add_child_process(dir, srun, 61);
     const Report r = report_of(dir);
     EXPECT_EQ(r.json["nodes"][0]["launch_host"], false) << r.text;
     ASSERT_EQ(r.json["nodes"][0]["processes"].size(), 1u) << r.text;
