@@ -55,6 +55,47 @@ struct SampledAccess {
     bool missed = false;
     std::uint64_t count = 0, weight_sum = 0, weight_max = 0;
     std::array<std::uint64_t, kSampleLatencyBuckets> latency_histogram{};
+    std::int64_t site = -1;    // a SampledSite id, -1 unknown
+    std::int64_t object = -1;  // a SampledObject id, -1 unknown
+};
+
+// A mapping of the sampled process (sample_summary_schema::module).
+struct SampledModule {
+    std::int64_t id = -1;
+    std::string path;  // "" anonymous
+    std::uint64_t start = 0, end = 0, file_offset = 0;
+    std::string build_id;  // hex, "" none
+    std::string kind;      // "file", "vdso", "anon_exec", "unreadable"
+    bool executable = false;
+};
+
+// A call site (sample_summary_schema::site).
+struct SampledSite {
+    std::int64_t id = -1;
+    std::uint64_t ip = 0;
+    std::vector<std::uint64_t> frames;  // return addresses, caller of ip first
+    std::string unwind;                 // "callchain", "stack", "none"
+    std::uint64_t reg_ip = 0, reg_sp = 0, reg_bp = 0;  // with a stack copy
+    std::vector<std::uint8_t> stack;                   // user stack from reg_sp up; empty: none
+    std::uint64_t samples = 0;
+};
+
+// A data object (sample_summary_schema::object).
+struct SampledObject {
+    std::int64_t id = -1;
+    std::string kind;         // "heap", "mmap", "static", "stack", "unknown"
+    std::int64_t site = -1;   // heap, mmap: the allocation site
+    std::int64_t module = -1; // static: the module holding it
+    std::uint64_t offset = 0; // static: offset in the module's file
+    std::int64_t tid = 0;     // stack: whose
+    std::uint64_t blocks = 0, bytes = 0;
+};
+
+// What attribution kept and dropped (sample_summary_schema::attribution).
+struct SampledAttribution {
+    bool present = false;
+    std::uint64_t sites = 0, sites_dropped = 0, stacks = 0, stacks_dropped = 0;
+    std::uint64_t objects = 0, objects_dropped = 0, min_block_bytes = 0, allocations_tracked = 0;
 };
 
 struct SampledRanOn {
@@ -87,6 +128,10 @@ struct SampleSummary {
     std::vector<SampledAccess> accesses;
     std::vector<SampledRanOn> ran_on;
     std::vector<SampledPapi> papi;
+    std::vector<SampledModule> modules;
+    std::vector<SampledSite> sites;
+    std::vector<SampledObject> objects;
+    SampledAttribution attribution;
     bool complete = false;              // the "end" record was read
     bool torn_last_line = false;
 

@@ -112,9 +112,82 @@ inline constexpr char count[] = "count";
 inline constexpr char weight_sum[] = "weight_sum";
 inline constexpr char weight_max[] = "weight_max";
 inline constexpr char latency_histogram[] = "latency_histogram";
+// Where the accesses came from and what they touched (docs/sample-file.md,
+// "Code and data"): ids of this summary's `site` and `object` records;
+// absent when not known.
+inline constexpr char site[] = "site";
+inline constexpr char object[] = "object";
 inline constexpr std::string_view fields[] = {tid,  backend, cpu,   level,      op,         node, remote,
                                               hops, missed,  count, weight_sum, weight_max, latency_histogram};
+inline constexpr std::string_view optional_fields[] = {site, object};
 }  // namespace access
+
+// A mapping of the process's address space at the time the summary was
+// written (and at exec), enough to give an instruction or data address a
+// module and an offset after the run, and to find the module's file by its
+// build id.
+namespace module {
+inline constexpr char rec[] = "module";
+inline constexpr char id[] = "id";                    // referred to by site and object records
+inline constexpr char path[] = "path";                // "" for an anonymous mapping
+inline constexpr char start[] = "start";              // first address (a number)
+inline constexpr char end[] = "end";                  // one past the last address
+inline constexpr char file_offset[] = "file_offset";  // the file offset that `start` maps
+inline constexpr char build_id[] = "build_id";        // hex of the ELF build id, "" when none
+inline constexpr char kind[] = "kind";                // "file", "vdso", "anon_exec" (JIT), "unreadable"
+inline constexpr char executable[] = "executable";    // the mapping is executable
+inline constexpr std::string_view fields[] = {id, path, start, end, file_offset, build_id, kind, executable};
+}  // namespace module
+
+// A call site: where sampled accesses or tracked allocations were issued.
+// The recorder keys sites in the process by the instruction address and the
+// call path it could see (the kernel's frame-pointer chain); where that chain
+// is not complete it keeps one copy of the user stack with its registers, to
+// be unwound after the run.
+namespace site {
+inline constexpr char rec[] = "site";
+inline constexpr char id[] = "id";
+inline constexpr char ip[] = "ip";            // instruction address
+inline constexpr char frames[] = "frames";    // return addresses, caller of ip first (a list of numbers)
+inline constexpr char unwind[] = "unwind";    // "callchain": frames are the call path; "stack": unwind `stack`; "none"
+inline constexpr char regs[] = "regs";        // {"ip":, "sp":, "bp":} user registers at the sample (with stack)
+inline constexpr char stack[] = "stack";      // hex of the user stack copied from regs.sp up (with unwind "stack")
+inline constexpr char samples[] = "samples";  // samples and allocations attributed to the site
+inline constexpr std::string_view fields[] = {id, ip, frames, unwind, samples};
+inline constexpr std::string_view optional_fields[] = {regs, stack};
+}  // namespace site
+
+// A data object: what a sampled data address belonged to.
+namespace object {
+inline constexpr char rec[] = "object";
+inline constexpr char id[] = "id";
+inline constexpr char kind[] = "kind";      // "heap", "mmap", "static", "stack", "unknown"
+inline constexpr char site[] = "site";      // heap, mmap: the allocation's call site (a site id)
+inline constexpr char module[] = "module";  // static: the module id holding the address
+inline constexpr char offset[] = "offset";  // static: the address's offset in that module's file
+inline constexpr char tid[] = "tid";        // stack: whose stack
+inline constexpr char blocks[] = "blocks";  // heap, mmap: blocks allocated from the site
+inline constexpr char bytes[] = "bytes";    // heap, mmap: their bytes in all; static: 0 (unknown)
+inline constexpr std::string_view fields[] = {id, kind, blocks, bytes};
+inline constexpr std::string_view optional_fields[] = {site, module, offset, tid};
+}  // namespace object
+
+// What the code-and-data attribution kept and what it could not (one line,
+// after the sites and objects).
+namespace attribution {
+inline constexpr char rec[] = "attribution";
+inline constexpr char sites[] = "sites";
+inline constexpr char sites_dropped[] = "sites_dropped";      // samples whose site did not fit the table
+inline constexpr char stacks[] = "stacks";                    // stack copies kept
+inline constexpr char stacks_dropped[] = "stacks_dropped";    // sites that wanted one and got none
+inline constexpr char objects[] = "objects";
+inline constexpr char objects_dropped[] = "objects_dropped";  // allocations whose site did not fit
+inline constexpr char min_block_bytes[] = "min_block_bytes";  // allocations below it are not tracked
+inline constexpr char allocations_tracked[] = "allocations_tracked";
+inline constexpr std::string_view fields[] = {sites,           sites_dropped,   stacks,
+                                              stacks_dropped,  objects,         objects_dropped,
+                                              min_block_bytes, allocations_tracked};
+}  // namespace attribution
 
 // A thread's PAPI counters.
 namespace papi {
