@@ -381,6 +381,34 @@ private:
             });
             drop_duplicate_images(g, host);
         }
+        split_reused_pids(host);
+    }
+
+    // A pid the kernel gave again (a job that forks thousands of children
+    // wraps pid_max): an image that follows one whose process really ended
+    // (process_end or a fatal signal, not exec) is another process.
+    static void split_reused_pids(HostDir& host) {
+        for (std::size_t i = 0; i < host.groups.size(); ++i) {
+            for (std::size_t k = 1; k < host.groups[i].images.size(); ++k) {
+                LogGroup& g = host.groups[i];
+                const ProcessImage& previous = g.images[k - 1];
+                if (!previous.end_known || previous.end_event == event_schema::EventKind::exec ||
+                    previous.exec_t >= 0)
+                    continue;
+                LogGroup later;
+                later.pid = g.pid;
+                later.rank = g.rank;
+                later.images.assign(std::make_move_iterator(g.images.begin() + static_cast<std::ptrdiff_t>(k)),
+                                    std::make_move_iterator(g.images.end()));
+                g.images.resize(k);
+                for (const ProcessImage& image : later.images) later.files.push_back(image.file);
+                std::erase_if(g.files, [&](const std::string& f) {
+                    return std::find(later.files.begin(), later.files.end(), f) != later.files.end();
+                });
+                host.groups.push_back(std::move(later));
+                break;  // the new group, last, is split in its turn
+            }
+        }
     }
 
     // A parsed host's notes and counts, into the run's (on the loading thread).

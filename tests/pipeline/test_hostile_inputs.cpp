@@ -499,3 +499,25 @@ TEST(HostileRunDirectory, AnUnreadableHostDirectoryIsReportedWithItsError) {
     EXPECT_NE(message.find("n01: the host directory cannot be read (Permission denied)"), std::string::npos) << message;
     fs::permissions(r.host, fs::perms::owner_all);
 }
+
+TEST(HostileLogs, APidReusedAfterItsProcessExitedIsAnotherProcess) {
+    TempDir dir;
+    SyntheticRun run(dir.path());
+    run.add_host("n01", "pack:1 core:2 pu:1");
+    SyntheticProcess first = busy_process("n01", 100, -1, 1, "0-1");
+    first.start_ns = 1'000'000'000;
+    first.end_ns = 2'000'000'000;
+    SyntheticProcess second = busy_process("n01", 100, -1, 1, "0-1");
+    second.start_ns = 3'000'000'000;
+    second.end_ns = 4'000'000'000;
+    SyntheticRun::write_file(dir.path() / "n01" / "pid-100.jsonl", event_log_text(first));
+    SyntheticRun::write_file(dir.path() / "n01" / "pid-100.1.jsonl", event_log_text(second));
+    LoadedRun r = load(dir);
+    EXPECT_EQ(r.stats.processes, 2u) << all_notes(r);
+    EXPECT_EQ(note_about(r, "n01/pid-100.1.jsonl", "another log of pid 100"), nullptr) << all_notes(r);
+    const Model& m = r.model;
+    std::vector<std::int64_t> starts;
+    for (ComponentId p : m.components_of_type(ComponentType::Process)) starts.push_back(*m.get_int(p, keys::start_ns));
+    std::sort(starts.begin(), starts.end());
+    EXPECT_EQ(starts, (std::vector<std::int64_t>{1'000'000'000, 3'000'000'000}));
+}
