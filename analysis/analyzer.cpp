@@ -166,7 +166,7 @@ AnalysisResult analyze(RunView view) {
         s.available = node.available;
         s.job_restricted = node.job_restricted;
         s.smt = node.smt;
-        s.topology_source = std::string(node.topology_source);
+        s.topology_source = node.topology_source;
         s.cpu_quota = node.cpu_quota;
         for (std::uint32_t p : node.processes) {
             s.processes.push_back(p);

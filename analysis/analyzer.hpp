@@ -57,7 +57,7 @@ struct NodeSummary {
     Cpuset available;
     bool job_restricted = false;
     bool smt = false;
-    std::string topology_source;   // "hwloc" or "cpusets-seen"
+    TopologySource topology_source = TopologySource::Hwloc;
     // The cgroups' CPU quota that limits the node's processes below its
     // available CPUs (NodeView::cpu_quota), in CPUs; 0: none.
     double cpu_quota = 0;

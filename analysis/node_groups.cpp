@@ -201,7 +201,7 @@ std::string remedy_key(const Remedy& r) {
 std::string node_key(const AnalysisResult& a, const NodeSummary& n, const std::vector<std::size_t>& findings) {
     std::string k = std::to_string(n.cores_available) + "|" + std::to_string(n.cpus_available) + "|" +
                     std::to_string(n.cpus_total) + "|" + n.available.to_list_string() + "|" +
-                    (n.job_restricted ? "r" : "-") + (n.smt ? "s" : "-") + "|" + n.topology_source + "|" +
+                    (n.job_restricted ? "r" : "-") + (n.smt ? "s" : "-") + "|" + std::string(to_string(n.topology_source)) + "|" +
                     std::to_string(n.processes.size()) + "|";
     std::vector<std::string> launchers;
     for (std::size_t p : n.launchers) launchers.push_back(a.processes[p].name);

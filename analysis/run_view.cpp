@@ -87,8 +87,8 @@ NodeView make_node(const Model& m, const RunModelKeys& k, ComponentId node) {
     n.complete = m.get_cpuset(node, keys::complete_cpuset).value_or(n.available);
     n.complete |= n.available;
     n.job_restricted = m.get(node, k.job_restricted).value_or(n.complete == n.available ? 0 : 1) != 0;
-    n.topology_source = string_attr(m, node, k.topology_source);
-    if (n.topology_source.empty()) n.topology_source = to_string(TopologySource::Hwloc);
+    // A word this reader does not know (a newer writer) reads as a file's topology.
+    n.topology_source = topology_source_from_string(string_attr(m, node, k.topology_source)).value_or(TopologySource::Hwloc);
     n.core_of_cpu.assign(n.available.end_index(), -1);
     auto add_core = [&](const Cpuset& s) {
         if (s.empty()) return;

@@ -152,7 +152,7 @@ struct NodeView {
     Cpuset available;              // PUs the job may use (the node's cpuset)
     Cpuset complete;               // every PU of the node (complete_cpuset)
     bool job_restricted = false;
-    std::string_view topology_source;  // "hwloc" or "cpusets-seen"
+    TopologySource topology_source = TopologySource::Hwloc;
     std::vector<Cpuset> cores;     // available PUs of each core with at least one
     std::vector<std::int32_t> core_of_cpu;  // cpu -> index into cores; -1 when not available
     bool smt = false;              // some core has more than one available PU

@@ -59,7 +59,7 @@ json node_summary_to_json(const NodeSummary& n) {
     j["job_restricted"] = n.job_restricted;
     j["smt"] = n.smt;
     j["launch_host"] = n.launch_host;
-    j["topology"] = n.topology_source;
+    j["topology"] = to_string(n.topology_source);
     j["cpu_quota"] = n.cpu_quota > 0 ? json(n.cpu_quota) : json(nullptr);
     j["threads"] = n.threads;
     j["service_threads"] = n.service_threads;

@@ -219,7 +219,7 @@ std::string node_header_tail(const AnalysisResult& a, const NodeSummary& n) {
                                std::to_string(n.cpus_total) + " cpus)";
     if (n.cpu_quota > 0) s += " under a CPU quota of " + describe_cpu_quota(n.cpu_quota);
     s += ", " + plural(n.processes.size(), "process", "processes") + " created.";
-    if (n.topology_source != "hwloc") s += " (no topology file: rebuilt from the cpusets seen)";
+    if (n.topology_source == TopologySource::CpusetsSeen) s += " (no topology file: rebuilt from the cpusets seen)";
     return s;
 }
 

@@ -15,7 +15,7 @@ NodeSummary node(const std::string& host) {
     n.host = host;
     n.cores_available = n.cpus_available = n.cpus_total = 4;
     n.available = *Cpuset::parse_list("0-3");
-    n.topology_source = "hwloc";
+    n.topology_source = TopologySource::Hwloc;
     return n;
 }
 

@@ -626,7 +626,7 @@ TEST(BrokenInputs, AHostWithoutTopologyFallsBackToTheCpusetsSeen) {
     ASSERT_NE(note_about(r, "n07/topology.xml", "missing"), nullptr);
     const AnalysisResult a = analyze(r.model);
     ASSERT_EQ(a.nodes.size(), 1u);
-    EXPECT_EQ(a.nodes[0].topology_source, "cpusets-seen");
+    EXPECT_EQ(a.nodes[0].topology_source, TopologySource::CpusetsSeen);
     EXPECT_EQ(a.nodes[0].cores_available, 6u);
     EXPECT_EQ(a.nodes[0].cpus_total, 8u);
     const std::string text = text_of(r, a);

@@ -71,7 +71,7 @@ TEST(AnalysisJson, NodeSummaryFigures) {
     n.available = Cpuset::parse_list("0-7").value();
     n.job_restricted = true;
     n.smt = true;
-    n.topology_source = "hwloc";
+    n.topology_source = TopologySource::Hwloc;
     n.threads = 9;
     n.service_threads = 2;
     n.processes = {0, 1};
