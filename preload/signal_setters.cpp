@@ -22,10 +22,9 @@
 namespace stacksage::preload {
 namespace {
 
-// signal() with BSD semantics (glibc's signal, ssignal, bsd_signal): the
-// handler stays installed, the signal is blocked while it runs, interrupted
-// calls restart unless siginterrupt() said otherwise.
-sighandler_t set_bsd(int sig, sighandler_t handler) {
+// A handler set through the interposed sigaction with glibc's flags; the
+// signal itself blocked while the handler runs when block_itself.
+sighandler_t set_handler(int sig, sighandler_t handler, int flags, bool block_itself) {
     if (handler == SIG_ERR || sig < 1 || sig >= NSIG) {
         errno = EINVAL;
         return SIG_ERR;
@@ -34,27 +33,24 @@ sighandler_t set_bsd(int sig, sighandler_t handler) {
     struct sigaction old {};
     act.sa_handler = handler;
     sigemptyset(&act.sa_mask);
-    sigaddset(&act.sa_mask, sig);
-    act.sa_flags = restarts_after_signal(sig) ? SA_RESTART : 0;
+    if (block_itself) sigaddset(&act.sa_mask, sig);
+    act.sa_flags = flags;
     if (intercepted_sigaction(sig, &act, &old) != 0) return SIG_ERR;
     return old.sa_handler;
+}
+
+// signal() with BSD semantics (glibc's signal, ssignal, bsd_signal): the
+// handler stays installed, the signal is blocked while it runs, interrupted
+// calls restart unless siginterrupt() said otherwise.
+sighandler_t set_bsd(int sig, sighandler_t handler) {
+    return set_handler(sig, handler, restarts_after_signal(sig) ? SA_RESTART : 0, true);
 }
 
 // signal() with System V semantics (__sysv_signal, sysv_signal; strict C's
 // signal): reset to the default on delivery, not blocked while it runs, no
 // restart. (glibc also sets SA_INTERRUPT, a flag Linux neither has nor keeps.)
 sighandler_t set_sysv(int sig, sighandler_t handler) {
-    if (handler == SIG_ERR || sig < 1 || sig >= NSIG) {
-        errno = EINVAL;
-        return SIG_ERR;
-    }
-    struct sigaction act {};
-    struct sigaction old {};
-    act.sa_handler = handler;
-    sigemptyset(&act.sa_mask);
-    act.sa_flags = SA_RESETHAND | SA_NODEFER;
-    if (intercepted_sigaction(sig, &act, &old) != 0) return SIG_ERR;
-    return old.sa_handler;
+    return set_handler(sig, handler, SA_RESETHAND | SA_NODEFER, false);
 }
 
 // sigset(): SIG_HOLD blocks the signal and leaves the disposition; anything
@@ -105,35 +101,20 @@ using namespace stacksage::preload;
 
 #define STACKSAGE_EXPORT extern "C" __attribute__((visibility("default")))
 
-STACKSAGE_EXPORT sighandler_t signal(int sig, sighandler_t handler) {
-    if (!routes_signal(sig)) return forward(real::signal(), SIG_ERR, sig, handler);
-    return set_bsd(sig, handler);
-}
+// Each setter: the recorder's version for a signal it routes, libc's own otherwise.
+#define STACKSAGE_SIGNAL_SETTER(name, setter)                                                 \
+    STACKSAGE_EXPORT sighandler_t name(int sig, sighandler_t handler) {                       \
+        if (!routes_signal(sig)) return forward(real::name(), SIG_ERR, sig, handler);         \
+        return setter(sig, handler);                                                          \
+    }
 
-STACKSAGE_EXPORT sighandler_t ssignal(int sig, sighandler_t handler) {
-    if (!routes_signal(sig)) return forward(real::ssignal(), SIG_ERR, sig, handler);
-    return set_bsd(sig, handler);
-}
-
-STACKSAGE_EXPORT sighandler_t bsd_signal(int sig, sighandler_t handler) {
-    if (!routes_signal(sig)) return forward(real::bsd_signal(), SIG_ERR, sig, handler);
-    return set_bsd(sig, handler);
-}
-
-STACKSAGE_EXPORT sighandler_t __sysv_signal(int sig, sighandler_t handler) {
-    if (!routes_signal(sig)) return forward(real::__sysv_signal(), SIG_ERR, sig, handler);
-    return set_sysv(sig, handler);
-}
-
-STACKSAGE_EXPORT sighandler_t sysv_signal(int sig, sighandler_t handler) {
-    if (!routes_signal(sig)) return forward(real::sysv_signal(), SIG_ERR, sig, handler);
-    return set_sysv(sig, handler);
-}
-
-STACKSAGE_EXPORT sighandler_t sigset(int sig, sighandler_t disposition) {
-    if (!routes_signal(sig)) return forward(real::sigset(), SIG_ERR, sig, disposition);
-    return set_sigset(sig, disposition);
-}
+STACKSAGE_SIGNAL_SETTER(signal, set_bsd)
+STACKSAGE_SIGNAL_SETTER(ssignal, set_bsd)
+STACKSAGE_SIGNAL_SETTER(bsd_signal, set_bsd)
+STACKSAGE_SIGNAL_SETTER(__sysv_signal, set_sysv)
+STACKSAGE_SIGNAL_SETTER(sysv_signal, set_sysv)
+STACKSAGE_SIGNAL_SETTER(sigset, set_sigset)
+#undef STACKSAGE_SIGNAL_SETTER
 
 STACKSAGE_EXPORT int sigignore(int sig) {
     if (!routes_signal(sig)) return forward(real::sigignore(), -1, sig);
