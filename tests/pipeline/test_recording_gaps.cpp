@@ -18,6 +18,7 @@
 #include "parsers/run_loader.hpp"
 #include "reports/json_report.hpp"
 #include "reports/text_report.hpp"
+#include "tests/support/analysed_run.hpp"
 #include "tests/support/synthetic_run.hpp"
 
 using namespace stacksage;
@@ -25,25 +26,9 @@ using namespace stacksage::testing;
 
 namespace {
 
-struct Report {
-    LoadedRun run;
-    AnalysisResult analysis;
-    std::string text;
-    nlohmann::json json;
-};
+using Report = ReportedRun;
 
-Report report_of(const TempDir& dir) {
-    Result<LoadedRun> loaded = load_run(dir.str());
-    EXPECT_TRUE(loaded) << (loaded ? "" : loaded.error().message);
-    Report r{std::move(loaded.value()), {}, {}, {}};
-    r.analysis = analyze(r.run.model);
-    ReportData data;
-    data.analysis = &r.analysis;
-    data.notes = &r.run.notes;
-    r.text = render_text_report(data);
-    r.json = report_to_json(data);
-    return r;
-}
+Report report_of(const TempDir& dir) { return report_run(dir.str()); }
 
 const Finding* with_code(const AnalysisResult& a, FindingCode code) {
     for (const Finding& f : a.findings)

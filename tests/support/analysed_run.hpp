@@ -5,12 +5,18 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <iostream>
 #include <string>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "analysis/analyzer.hpp"
 #include "parsers/run_loader.hpp"
+#include "reports/json_report.hpp"
 #include "reports/report_data.hpp"
+#include "reports/text_report.hpp"
 
 namespace stacksage::testing {
 
@@ -35,6 +41,22 @@ inline AnalysedRun analyse_run(const std::string& directory) {
     EXPECT_TRUE(r) << (r ? "" : r.error().message);
     AnalysedRun out{r ? std::move(r.value()) : LoadedRun{}, {}};
     out.analysis = analyze(out.run.model);
+    return out;
+}
+
+// A run analysed and rendered as the text and the JSON report.
+struct ReportedRun : AnalysedRun {
+    std::string text;
+    nlohmann::json json;
+};
+
+// As analyse_run, then both reports; SHOW_REPORT=1 prints the text.
+inline ReportedRun report_run(const std::string& directory) {
+    ReportedRun out{analyse_run(directory), {}, {}};
+    const ReportData data = out.data();
+    out.text = render_text_report(data);
+    out.json = report_to_json(data);
+    if (std::getenv("SHOW_REPORT")) std::cout << out.text;
     return out;
 }
 
