@@ -43,37 +43,24 @@ void classify_whole_life(FlowView& flow, const ActivityOptions& options) {
     flow.service = !flow.starved;
 }
 
-}  // namespace
+// A stretch of a flow's awake time, with the CPU readings at its bounds.
+struct Stretch {
+    CpuReading from, to;
+    bool after_create = false;  // begins at one of the flow's pthread_create calls
+    bool known() const { return from.cpu_ns >= 0 && to.cpu_ns >= from.cpu_ns; }
+    std::int64_t length() const { return subtract_saturating(to.t, from.t); }
+    std::int64_t cpu() const { return known() ? subtract_saturating(to.cpu_ns, from.cpu_ns) : -1; }
+    // The most it can have waited for a CPU: the time it did not run.
+    std::int64_t room() const { return known() ? std::max<std::int64_t>(0, length() - cpu()) : length(); }
+};
 
-void classify_activity(FlowView& flow, const ActivityOptions& options) {
-    flow.service = false;
-    flow.starved = false;
-    flow.cpu_fraction = -1;
-    flow.busy.clear();
-    classify_whole_life(flow, options);
-    const bool active = !flow.service;
-
-    // The awake stretches between waits, each with the CPU readings at its
-    // bounds: a thread starts at 0, a wait records the CPU time at its
-    // start (and uses none while blocked), so does each pthread_create it
-    // made (at most one reading per ms), the end gives the total.
-    // (An untraced thread's start is the kernel's: it too starts at 0.)
+// The awake stretches between waits, each with the CPU readings at its
+// bounds: a thread starts at 0, a wait records the CPU time at its start
+// (and uses none while blocked), so does each pthread_create it made (at
+// most one reading per ms), the end gives the total (total_ns, -1 unknown).
+// (An untraced thread's start is the kernel's: it too starts at 0.)
+std::vector<Stretch> awake_stretches(const FlowView& flow, std::int64_t total_ns) {
     const bool starts_at_zero = flow.kind != FlowKind::Discovered || flow.untraced;
-    // A log may hold any figure: held at INT64_MAX rather than overflowing.
-    const std::int64_t total_ns = flow.cpu_time_us < 0                          ? -1
-                                  : flow.cpu_time_us > INT64_MAX / 1000 ? INT64_MAX
-                                                                        : flow.cpu_time_us * 1000;
-    // The stretches first, judged once all are known (a starved flow's wait
-    // is shared out among them).
-    struct Stretch {
-        CpuReading from, to;
-        bool after_create = false;  // begins at one of the flow's pthread_create calls
-        bool known() const { return from.cpu_ns >= 0 && to.cpu_ns >= from.cpu_ns; }
-        std::int64_t length() const { return subtract_saturating(to.t, from.t); }
-        std::int64_t cpu() const { return known() ? subtract_saturating(to.cpu_ns, from.cpu_ns) : -1; }
-        // The most it can have waited for a CPU: the time it did not run.
-        std::int64_t room() const { return known() ? std::max<std::int64_t>(0, length() - cpu()) : length(); }
-    };
     std::vector<Stretch> stretches;
     CpuReading from{flow.start_ns, starts_at_zero ? 0 : -1};
     bool from_create = false;
@@ -98,6 +85,26 @@ void classify_activity(FlowView& flow, const ActivityOptions& options) {
     }
     read_until(flow.end_ns);
     add_stretch({flow.end_ns, total_ns});
+    return stretches;
+}
+
+}  // namespace
+
+void classify_activity(FlowView& flow, const ActivityOptions& options) {
+    flow.service = false;
+    flow.starved = false;
+    flow.cpu_fraction = -1;
+    flow.busy.clear();
+    classify_whole_life(flow, options);
+    const bool active = !flow.service;
+
+    // A log may hold any figure: held at INT64_MAX rather than overflowing.
+    const std::int64_t total_ns = flow.cpu_time_us < 0                          ? -1
+                                  : flow.cpu_time_us > INT64_MAX / 1000 ? INT64_MAX
+                                                                        : flow.cpu_time_us * 1000;
+    // The stretches first, judged once all are known (a starved flow's wait
+    // is shared out among them).
+    const std::vector<Stretch> stretches = awake_stretches(flow, total_ns);
 
     // What a starved flow asked for in a stretch: the CPU it got there plus
     // its part of the wait for a CPU, which is known for its whole life
