@@ -5,12 +5,18 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <iostream>
 #include <string>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "analysis/analyzer.hpp"
 #include "parsers/run_loader.hpp"
+#include "reports/json_report.hpp"
 #include "reports/report_data.hpp"
+#include "reports/text_report.hpp"
 
 namespace stacksage::testing {
 
@@ -36,6 +42,24 @@ inline AnalysedRun analyse_run(const std::string& directory) {
     AnalysedRun out{r ? std::move(r.value()) : LoadedRun{}, {}};
     out.analysis = analyze(out.run.model);
     return out;
+}
+
+// An analysed run with its terminal and JSON reports, as `stacksage report`
+// renders them.
+struct ReportedRun : AnalysedRun {
+    std::string text;
+    nlohmann::json json;
+};
+
+// Loads, analyses and reports the run at `directory` (SHOW_REPORT=1 in the
+// environment prints the terminal report, for writing a test).
+inline ReportedRun report_of(const std::string& directory) {
+    ReportedRun r{analyse_run(directory), {}, {}};
+    const ReportData data = r.data();
+    r.text = render_text_report(data);
+    r.json = report_to_json(data);
+    if (std::getenv("SHOW_REPORT")) std::cout << r.text;
+    return r;
 }
 
 }  // namespace stacksage::testing
