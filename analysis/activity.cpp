@@ -43,8 +43,7 @@ void classify_whole_life(FlowView& flow, const ActivityOptions& options) {
     flow.service = !flow.starved;
 }
 
-// An awake stretch of a flow, between two waits or CPU readings, with the
-// CPU readings at its bounds.
+// A stretch of a flow's awake time, with the CPU readings at its bounds.
 struct Stretch {
     CpuReading from, to;
     bool after_create = false;  // begins at one of the flow's pthread_create calls
@@ -89,58 +88,6 @@ std::vector<Stretch> awake_stretches(const FlowView& flow, std::int64_t total_ns
     return stretches;
 }
 
-// What a starved flow asked for in each stretch, as a fraction of the
-// stretch: the CPU it got there plus its part of the wait for a CPU, which
-// is known for its whole life only. A thread waits for a CPU at each turn
-// it gets, so the wait is shared out in proportion to the CPU time, but a
-// stretch holds at least what the others have no room for (their length
-// less their CPU time) and at most its own room. A pool's parent that was
-// starved while it started on a crowded node, then blocked while its
-// workers computed, used almost no CPU in that stretch and asked for
-// little there.
-class StarvedDemand {
-public:
-    StarvedDemand(const FlowView& flow, const std::vector<Stretch>& stretches, std::int64_t total_ns)
-        : delay_(flow.starved && flow.run_delay_ns > 0 ? flow.run_delay_ns : -1), total_ns_(total_ns) {
-        for (const Stretch& st : stretches) all_room_ = add_saturating(all_room_, st.room());
-    }
-    double asked(const Stretch& st) const {
-        const double length = static_cast<double>(st.length());
-        const double cpu = static_cast<double>(st.cpu());
-        if (delay_ < 0 || total_ns_ <= 0) return 1.0;  // starved, wait unknown: busy throughout
-        const double forced = std::max(0.0, static_cast<double>(delay_) - static_cast<double>(all_room_ - st.room()));
-        const double share = cpu * static_cast<double>(delay_) / static_cast<double>(total_ns_);
-        const double waited = std::min(static_cast<double>(st.room()), std::max(forced, share));
-        return (cpu + waited) / length;
-    }
-
-private:
-    std::int64_t delay_, total_ns_;
-    std::int64_t all_room_ = 0;
-};
-
-// Whether the flow was a load in one stretch. A long enough stretch with
-// both readings known is judged on its own: a main thread that computed
-// alone before it waited is load then, even if its whole life is mostly
-// waiting. A stretch under the threshold is idle only if the flow was not
-// starved (a starved flow's low share is a wait for a CPU, not idleness).
-bool busy_in(const FlowView& flow, const Stretch& st, const StarvedDemand& demand, bool active,
-             const ActivityOptions& options) {
-    const std::int64_t length = st.length();
-    if (st.known() && length >= options.min_lifetime_ns) {
-        const double fraction = static_cast<double>(st.cpu()) / static_cast<double>(length);
-        return fraction >= options.service_fraction || (flow.starved && demand.asked(st) >= options.service_fraction);
-    }
-    if (st.known() && st.after_create && length > 0) {
-        // A creator between two pthread_create calls, or between its last
-        // one and its join: on a crowded CPU it waits there for the threads
-        // it has just started, and that wait is theirs. It computed beside
-        // them only if it used the CPU itself.
-        return static_cast<double>(st.cpu()) / static_cast<double>(length) >= options.service_fraction;
-    }
-    return active;
-}
-
 }  // namespace
 
 void classify_activity(FlowView& flow, const ActivityOptions& options) {
@@ -152,15 +99,52 @@ void classify_activity(FlowView& flow, const ActivityOptions& options) {
     const bool active = !flow.service;
 
     // A log may hold any figure: held at INT64_MAX rather than overflowing.
-    const std::int64_t total_ns = flow.cpu_time_us < 0                  ? -1
+    const std::int64_t total_ns = flow.cpu_time_us < 0                          ? -1
                                   : flow.cpu_time_us > INT64_MAX / 1000 ? INT64_MAX
                                                                         : flow.cpu_time_us * 1000;
     // The stretches first, judged once all are known (a starved flow's wait
     // is shared out among them).
     const std::vector<Stretch> stretches = awake_stretches(flow, total_ns);
-    const StarvedDemand demand(flow, stretches, total_ns);
+
+    // What a starved flow asked for in a stretch: the CPU it got there plus
+    // its part of the wait for a CPU, which is known for its whole life
+    // only. A thread waits for a CPU at each turn it gets, so the wait is
+    // shared out in proportion to the CPU time, but a stretch holds at
+    // least what the others have no room for (their length less their CPU
+    // time) and at most its own room. A pool's parent that was starved while
+    // it started on a crowded node, then blocked while its workers computed,
+    // used almost no CPU in that stretch and asked for little there.
+    std::int64_t all_room = 0;
+    for (const Stretch& st : stretches) all_room = add_saturating(all_room, st.room());
+    const std::int64_t delay = flow.starved && flow.run_delay_ns > 0 ? flow.run_delay_ns : -1;
+    auto asked = [&](const Stretch& st) {
+        const double length = static_cast<double>(st.length());
+        const double cpu = static_cast<double>(st.cpu());
+        if (delay < 0 || total_ns <= 0) return 1.0;  // starved, wait unknown: busy throughout
+        const double forced = std::max(0.0, static_cast<double>(delay) - static_cast<double>(all_room - st.room()));
+        const double share = cpu * static_cast<double>(delay) / static_cast<double>(total_ns);
+        const double waited = std::min(static_cast<double>(st.room()), std::max(forced, share));
+        return (cpu + waited) / length;
+    };
     for (const Stretch& st : stretches) {
-        if (!busy_in(flow, st, demand, active, options)) continue;
+        bool busy = active;
+        const std::int64_t length = st.length();
+        // A long enough stretch with both readings known is judged on its
+        // own: a main thread that computed alone before it waited is load
+        // then, even if its whole life is mostly waiting. A stretch under
+        // the threshold is idle only if the flow was not starved (a starved
+        // flow's low share is a wait for a CPU, not idleness).
+        if (st.known() && length >= options.min_lifetime_ns) {
+            const double fraction = static_cast<double>(st.cpu()) / static_cast<double>(length);
+            busy = fraction >= options.service_fraction || (flow.starved && asked(st) >= options.service_fraction);
+        } else if (st.known() && st.after_create && length > 0) {
+            // A creator between two pthread_create calls, or between its
+            // last one and its join: on a crowded CPU it waits there for
+            // the threads it has just started, and that wait is theirs.
+            // It computed beside them only if it used the CPU itself.
+            busy = static_cast<double>(st.cpu()) / static_cast<double>(length) >= options.service_fraction;
+        }
+        if (!busy) continue;
         if (!flow.busy.empty() && flow.busy.back().end_ns == st.from.t) flow.busy.back().end_ns = st.to.t;
         else flow.busy.push_back({st.from.t, st.to.t, -1});
     }

@@ -65,81 +65,6 @@ int check_order(FindingCode code) {
 
 }  // namespace
 
-namespace {
-
-ProcessSummary summarize_process(const RunView& view, std::uint32_t i, const RuntimeStacking& stacking) {
-    const ProcessView& p = view.processes[i];
-    ProcessSummary s;
-    s.host = std::string(view.nodes[p.node].host);
-    s.rank = p.rank;
-    s.pid = p.pid;
-    s.name = std::string(p.name);
-    s.launcher = p.launcher;
-    s.launcher_name = std::string(p.launcher_name);
-    for (std::uint32_t f : p.flows) {
-        const FlowView& flow = view.flows[f];
-        s.cpus |= flow.placement;
-        // The unseen flow stands for threads that ended unseen: their CPU time, no thread of its own.
-        if (flow.kind == FlowKind::Unseen) {
-            s.unseen_cpu_us = add_saturating(s.unseen_cpu_us, std::max<std::int64_t>(0, flow.cpu_time_us));
-            continue;
-        }
-        ++s.threads;
-        if (flow.service) ++s.service_threads;
-        if (flow.kind != FlowKind::Main) ++s.created_threads;
-        if (flow.untraced) ++s.untraced_threads;
-    }
-    s.log_ends_early = std::string(p.log_ends_early);
-    s.runtimes = stacking.runtimes;
-    s.category = stacking.category;
-    s.end_how = std::string(p.end_how);
-    return s;
-}
-
-NodeSummary summarize_node(const RunView& view, std::uint32_t n, const std::vector<ProcessSummary>& processes) {
-    const NodeView& node = view.nodes[n];
-    NodeSummary s;
-    s.host = std::string(node.host);
-    s.cores_available = node.cores.size();
-    s.cpus_available = node.available.count();
-    s.cpus_total = node.complete.count();
-    s.available = node.available;
-    s.job_restricted = node.job_restricted;
-    s.smt = node.smt;
-    s.topology_source = node.topology_source;
-    s.cpu_quota = node.cpu_quota;
-    for (std::uint32_t p : node.processes) {
-        s.processes.push_back(p);
-        s.threads += processes[p].threads;
-        s.service_threads += processes[p].service_threads;
-    }
-    for (std::uint32_t p : node.launchers) s.launchers.push_back(p);
-    s.launch_host = node.processes.empty() && !node.launchers.empty();
-    return s;
-}
-
-// Run-wide findings first (an incomplete recording qualifies every other),
-// then by node, then those about nodes that left no log (an allocated node
-// left unused); within each, by severity, then by check.
-void order_findings(std::vector<Finding>& all, const std::vector<NodeSummary>& nodes) {
-    std::map<std::string, std::size_t> node_rank;
-    for (std::size_t n = 0; n < nodes.size(); ++n) node_rank.emplace(nodes[n].host, n);
-    auto node_order = [&](const Finding& f) -> std::size_t {
-        if (f.node.empty()) return 0;
-        auto it = node_rank.find(f.node);
-        return it == node_rank.end() ? node_rank.size() + 1 : it->second + 1;
-    };
-    std::stable_sort(all.begin(), all.end(), [&](const Finding& a, const Finding& b) {
-        const std::size_t na = node_order(a);
-        const std::size_t nb = node_order(b);
-        if (na != nb) return na < nb;
-        if (a.severity != b.severity) return a.severity > b.severity;
-        return check_order(a.code) < check_order(b.code);
-    });
-}
-
-}  // namespace
-
 AnalysisResult analyze(const Model& model, const AnalysisOptions& options) {
     return analyze(build_run_view(model, options.activity));
 }
@@ -170,17 +95,12 @@ void summarize_findings_per_node(const std::vector<Finding>& findings, std::vect
 
 }  // namespace
 
-AnalysisResult analyze(RunView view) {
-    AnalysisResult result;
-    result.run_name = std::string(view.run_name);
-    result.run_command = std::string(view.run_command);
-    result.launcher = detect_launcher(view);
+namespace {
 
-    std::vector<NodeLoad>& loads = result.loads;
-    loads.reserve(view.nodes.size());
-    for (std::uint32_t n = 0; n < view.nodes.size(); ++n) loads.push_back(compute_node_load(view, n));
-
-    std::vector<Finding>& all = result.findings;
+// Every check's findings, in the checks' order, overloads combined, with
+// their suggestions.
+std::vector<Finding> run_checks(const RunView& view, const std::vector<NodeLoad>& loads, const LauncherInfo& launcher) {
+    std::vector<Finding> all;
     auto append = [&](std::vector<Finding> more) {
         for (Finding& f : more) all.push_back(std::move(f));
     };
@@ -190,22 +110,109 @@ AnalysisResult analyze(RunView view) {
     append(check_smt(view, loads));
     append(check_temporal_stacking(view, loads));
     append(check_service_flows(view));
-    append(check_numa_locality(view, result.launcher));
-    append(check_placement(view, result.launcher));
-    append(check_completeness(view, result.launcher));
+    append(check_numa_locality(view, launcher));
+    append(check_placement(view, launcher));
+    append(check_completeness(view, launcher));
     append(check_recording_gaps(view));
     append(check_live_warnings(view));
     combine_overloads(all);
-    add_suggestions(view, loads, result.launcher, all);
+    add_suggestions(view, loads, launcher, all);
+    return all;
+}
+
+ProcessSummary summarize_process(const RunView& view, const ProcessView& p, const RuntimeStacking& stacking) {
+    ProcessSummary s;
+    s.host = std::string(view.nodes[p.node].host);
+    s.rank = p.rank;
+    s.pid = p.pid;
+    s.name = std::string(p.name);
+    s.launcher = p.launcher;
+    s.launcher_name = std::string(p.launcher_name);
+    for (std::uint32_t f : p.flows) {
+        const FlowView& flow = view.flows[f];
+        s.cpus |= flow.placement;
+        // The unseen flow stands for threads that ended unseen: their CPU time, no thread of its own.
+        if (flow.kind == FlowKind::Unseen) {
+            s.unseen_cpu_us = add_saturating(s.unseen_cpu_us, std::max<std::int64_t>(0, flow.cpu_time_us));
+            continue;
+        }
+        ++s.threads;
+        if (flow.service) ++s.service_threads;
+        if (flow.kind != FlowKind::Main) ++s.created_threads;
+        if (flow.untraced) ++s.untraced_threads;
+    }
+    s.log_ends_early = std::string(p.log_ends_early);
+    s.runtimes = stacking.runtimes;
+    s.category = stacking.category;
+    s.end_how = std::string(p.end_how);
+    return s;
+}
+
+// A node's summary; processes: the summaries of every process of the run.
+NodeSummary summarize_node(const NodeView& node, const std::vector<ProcessSummary>& processes) {
+    NodeSummary s;
+    s.host = std::string(node.host);
+    s.cores_available = node.cores.size();
+    s.cpus_available = node.available.count();
+    s.cpus_total = node.complete.count();
+    s.available = node.available;
+    s.job_restricted = node.job_restricted;
+    s.smt = node.smt;
+    s.topology_source = node.topology_source;
+    s.cpu_quota = node.cpu_quota;
+    for (std::uint32_t p : node.processes) {
+        s.processes.push_back(p);
+        s.threads += processes[p].threads;
+        s.service_threads += processes[p].service_threads;
+    }
+    for (std::uint32_t p : node.launchers) s.launchers.push_back(p);
+    s.launch_host = node.processes.empty() && !node.launchers.empty();
+    return s;
+}
+
+// Run-wide findings first (an incomplete recording qualifies every other),
+// then by node, in the nodes' order, then those about nodes that left no
+// log (an allocated node left unused); within one, by severity, then in the
+// checks' order.
+void sort_findings(std::vector<Finding>& all, const std::vector<NodeSummary>& nodes) {
+    std::map<std::string, std::size_t> node_rank;
+    for (std::size_t n = 0; n < nodes.size(); ++n) node_rank.emplace(nodes[n].host, n);
+    auto node_order = [&](const Finding& f) -> std::size_t {
+        if (f.node.empty()) return 0;
+        auto it = node_rank.find(f.node);
+        return it == node_rank.end() ? node_rank.size() + 1 : it->second + 1;
+    };
+    std::stable_sort(all.begin(), all.end(), [&](const Finding& a, const Finding& b) {
+        const std::size_t na = node_order(a);
+        const std::size_t nb = node_order(b);
+        if (na != nb) return na < nb;
+        if (a.severity != b.severity) return a.severity > b.severity;
+        return check_order(a.code) < check_order(b.code);
+    });
+}
+
+}  // namespace
+
+AnalysisResult analyze(RunView view) {
+    AnalysisResult result;
+    result.run_name = std::string(view.run_name);
+    result.run_command = std::string(view.run_command);
+    result.launcher = detect_launcher(view);
+
+    std::vector<NodeLoad>& loads = result.loads;
+    loads.reserve(view.nodes.size());
+    for (std::uint32_t n = 0; n < view.nodes.size(); ++n) loads.push_back(compute_node_load(view, n));
+    result.findings = run_checks(view, loads, result.launcher);
 
     // Summaries.
     if (view.model) result.memory = build_memory_heatmaps(*view.model);
     const std::vector<RuntimeStacking> stacking = summarize_runtime_stacking(view);
     result.processes.reserve(view.processes.size());
-    for (std::uint32_t i = 0; i < view.processes.size(); ++i) result.processes.push_back(summarize_process(view, i, stacking[i]));
-    for (std::uint32_t n = 0; n < view.nodes.size(); ++n) result.nodes.push_back(summarize_node(view, n, result.processes));
-    order_findings(all, result.nodes);
-    summarize_findings_per_node(all, result.nodes);
+    for (std::uint32_t i = 0; i < view.processes.size(); ++i)
+        result.processes.push_back(summarize_process(view, view.processes[i], stacking[i]));
+    for (const NodeView& node : view.nodes) result.nodes.push_back(summarize_node(node, result.processes));
+    sort_findings(result.findings, result.nodes);
+    summarize_findings_per_node(result.findings, result.nodes);
     result.pu_usage.reserve(view.nodes.size());
     for (std::uint32_t n = 0; n < view.nodes.size(); ++n) result.pu_usage.push_back(compute_pu_usage(view, n));
     result.node_groups = group_nodes(result);

@@ -1,9 +1,8 @@
 #include "analysis/flow_centric_check.hpp"
 
-#include <optional>
-
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "analysis/flow_refs.hpp"
 
@@ -22,27 +21,12 @@ std::string threads_of_processes(std::size_t threads, std::size_t processes) {
            (processes == 1 ? " process" : " processes");
 }
 
-// A finding of this check on one node, before its verdict.
-Finding node_finding(const NodeView& node) {
-    Finding f;
-    f.check = "flow-centric";
-    f.node = std::string(node.host);
-    f.severity = Severity::Warning;
-    return f;
-}
-
-// A cgroup quota below the CPUs reserved is what the threads can use at
-// once (0.5 CPU: one thread already fills it).
-bool quota_limits(const NodeView& node, const NodeLoad& load) {
-    return node.cpu_quota > 0 && node.cpu_quota < static_cast<double>(load.reserved.count());
-}
-
 std::int64_t quota_x100(const NodeView& node) { return static_cast<std::int64_t>(std::lround(node.cpu_quota * 100)); }
 
-// More threads at once than the quota's CPUs.
-std::optional<Finding> over_quota(const RunView& view, const NodeView& node, const NodeLoad& load) {
-    if (!quota_limits(node, load) || static_cast<double>(load.peak_flows) <= node.cpu_quota + 1e-9) return std::nullopt;
-    Finding f = node_finding(node);
+// Overloaded under a quota: more threads at once than the quota's CPUs.
+std::optional<Finding> reservation_over_quota(const RunView& view, const NodeView& node, const NodeLoad& load) {
+    if (static_cast<double>(load.peak_flows) <= node.cpu_quota + 1e-9) return std::nullopt;
+    Finding f;
     const std::size_t processes = std::max<std::size_t>(1, load.peak_processes);
     f.code = FindingCode::OverloadedReservation;
     f.resources = load.reserved;
@@ -64,17 +48,17 @@ std::optional<Finding> over_quota(const RunView& view, const NodeView& node, con
 // competes with none of them. A run shorter than the threshold (a process
 // killed within milliseconds) holds nothing that long: it is judged on its
 // peaks.
-std::optional<Finding> overloaded(const RunView& view, const NodeView& node, const NodeLoad& load) {
+std::optional<Finding> crowded_reservation(const RunView& view, const NodeView& node, const NodeLoad& load) {
     const bool crowded = load.crowded_ns >= load.threshold_ns && load.crowded_ns > 0;
     const bool too_short_to_hold = load.run_ns() < load.threshold_ns;
-    if (quota_limits(node, load) || !(crowded || too_short_to_hold) || load.crowded_peak_flows == 0) return std::nullopt;
+    if (!(crowded || too_short_to_hold) || load.crowded_peak_flows == 0) return std::nullopt;
     const Cpuset crowded_cpus = crowded ? load.crowded_cpus : load.crowded_cpus | load.crowded_instant_cpus;
     const std::size_t threads = load.crowded_peak_flows;
     const std::size_t processes = std::max<std::size_t>(1, load.crowded_peak_processes);
     const std::size_t cores = node.cores_count(crowded_cpus);
     const std::size_t cpus = crowded_cpus.count();
     if (threads <= cpus) return std::nullopt;
-    Finding f = node_finding(node);
+    Finding f;
     f.code = FindingCode::OverloadedReservation;
     f.resources = crowded_cpus;
     f.message = threads_of_processes(threads, processes) + " may run at once on the " + std::to_string(cores) +
@@ -99,17 +83,18 @@ std::optional<Finding> overloaded(const RunView& view, const NodeView& node, con
     return f;
 }
 
-// Underloaded: fewer flows computing at once than the cores reserved for them.
-std::optional<Finding> underloaded(const RunView& view, const NodeView& node, const NodeLoad& load) {
+// Underloaded: fewer flows computing at once than the cores reserved for
+// them (under a quota: than the cores it can keep busy).
+std::optional<Finding> underloaded_reservation(const RunView& view, const NodeView& node, const NodeLoad& load,
+                                               bool quota_limits) {
     const std::size_t threads = load.peak_flows;
     const std::size_t processes = load.peak_processes;
     std::size_t cores = node.cores_count(load.reserved);
     const std::size_t cpus = load.reserved.count();
     // The cores a quota can keep busy: a partial CPU still needs a core to run on.
-    const bool quota = quota_limits(node, load);
-    if (quota) cores = std::min(cores, static_cast<std::size_t>(std::ceil(node.cpu_quota - 1e-9)));
+    if (quota_limits) cores = std::min(cores, static_cast<std::size_t>(std::ceil(node.cpu_quota - 1e-9)));
     if (threads >= cores) return std::nullopt;
-    Finding f = node_finding(node);
+    Finding f;
     f.code = FindingCode::UnderloadedReservation;
     f.resources = load.reserved;
     const std::size_t spare = cores - threads;
@@ -128,7 +113,7 @@ std::optional<Finding> underloaded(const RunView& view, const NodeView& node, co
                  {"cpus", static_cast<std::int64_t>(cpus)},
                  {"spare_cores", static_cast<std::int64_t>(spare)},
                  {"sequential_processes", static_cast<std::int64_t>(one_after_another ? busy_processes : 0)}};
-    if (quota) f.figures.push_back({"quota_cpus_x100", quota_x100(node)});
+    if (quota_limits) f.figures.push_back({"quota_cpus_x100", quota_x100(node)});
     attach_flows(f, view, load.active_flows);
     return f;
 }
@@ -141,11 +126,17 @@ std::vector<Finding> check_flow_centric(const RunView& view, const std::vector<N
         const NodeView& node = view.nodes[n];
         const NodeLoad& load = loads[n];
         if (load.active_flows.empty()) continue;
-        // At most one verdict per node, in this order.
-        std::optional<Finding> f = over_quota(view, node, load);
-        if (!f) f = overloaded(view, node, load);
-        if (!f) f = underloaded(view, node, load);
-        if (f) out.push_back(std::move(*f));
+        // A cgroup quota below the CPUs reserved is what the threads can use
+        // at once (0.5 CPU: one thread already fills it).
+        const bool quota_limits = node.cpu_quota > 0 && node.cpu_quota < static_cast<double>(load.reserved.count());
+        std::optional<Finding> f =
+            quota_limits ? reservation_over_quota(view, node, load) : crowded_reservation(view, node, load);
+        if (!f) f = underloaded_reservation(view, node, load, quota_limits);
+        if (!f) continue;
+        f->check = "flow-centric";
+        f->node = std::string(node.host);
+        f->severity = Severity::Warning;
+        out.push_back(std::move(*f));
     }
     return out;
 }

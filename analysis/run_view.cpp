@@ -304,6 +304,95 @@ void set_node_quotas(RunView& view) {
     }
 }
 
+// The node of a host in the view; a process on a host without a Node gets
+// an empty one, so that it is still shown (with no cores to check).
+std::uint32_t node_of_host(RunView& view, std::unordered_map<std::string_view, std::uint32_t>& node_by_host,
+                           std::string_view host) {
+    auto it = node_by_host.find(host);
+    if (it == node_by_host.end()) {
+        NodeView n;
+        n.host = host;
+        view.nodes.push_back(std::move(n));
+        it = node_by_host.emplace(host, static_cast<std::uint32_t>(view.nodes.size() - 1)).first;
+    }
+    return it->second;
+}
+
+// A Process component's own attributes (not its node, flows or placement).
+ProcessView read_process(const Model& model, const RunModelKeys& k, ComponentId pid) {
+    ProcessView p;
+    p.id = pid;
+    p.pid = model.get(pid, k.pid).value_or(model.os_index(pid));
+    p.ppid = model.get(pid, k.ppid).value_or(-1);
+    p.rank = model.get(pid, k.rank).value_or(-1);
+    p.launcher = model.kind(pid) == to_string(ProcessKind::Launcher);
+    p.launcher_name = string_attr(model, pid, k.launcher);
+    p.exe = string_attr(model, pid, k.exe);
+    p.cmdline = string_attr(model, pid, k.cmdline);
+    p.program_start_cpuset = model.get(pid, k.program_start_cpuset);
+    p.name = model.name(pid);
+    p.end_how = string_attr(model, pid, k.end_how);
+    p.log_ends_early = string_attr(model, pid, k.log_ends_early);
+    p.log_stop_error = string_attr(model, pid, k.log_stop_error);
+    p.start_ns = model.get_int(pid, keys::start_ns).value_or(0);
+    p.end_ns = model.get_int(pid, keys::end_ns).value_or(p.start_ns);
+    p.mpi = model.has(pid, k.mpi_init_ns);
+    p.mpi_size = model.get(pid, k.mpi_size).value_or(-1);
+    p.program_start_ns = model.get(pid, k.program_start_ns).value_or(p.start_ns);
+    p.cpu_quota = read_cpu_quota(model, k, pid);
+    model.for_each_attr(pid, [&](AttrKey key, const AttributeValue& v) {
+        const std::string_view name = model.key_name(key);
+        if (!std::holds_alternative<std::string>(v)) return;
+        const std::string_view value = *model.get_string(pid, key);
+        if (name.starts_with(run_keys::env_prefix))
+            p.env.emplace_back(name.substr(run_keys::env_prefix.size()), value);
+        else if (name.starts_with(run_keys::identity_prefix))
+            p.identity.emplace_back(name.substr(run_keys::identity_prefix.size()), value);
+    });
+    return p;
+}
+
+// A Flow component of process p (the view's process_index) as recorded: not
+// yet its runtime, its creator's readings or its activity.
+FlowView read_flow(const Model& model, const RunModelKeys& k, ComponentId fid, std::uint32_t process_index,
+                   const ProcessView& p) {
+    FlowView f;
+    f.id = fid;
+    f.process = process_index;
+    f.tid = model.get(fid, k.tid).value_or(model.os_index(fid));
+    f.kind = flow_kind_from_string(model.kind(fid)).value_or(FlowKind::Thread);
+    f.untraced = model.get(fid, k.untraced).value_or(0) != 0;
+    f.name = model.name(fid);
+    f.creator_module = string_attr(model, fid, k.creator_module);
+    f.start_ns = model.get_int(fid, keys::start_ns).value_or(p.start_ns);
+    f.end_ns = model.get_int(fid, keys::end_ns).value_or(p.end_ns);
+    const auto u = model.get(fid, k.utime_us), s = model.get(fid, k.stime_us);
+    if (u || s) f.cpu_time_us = add_saturating(u.value_or(0), s.value_or(0));
+    f.voluntary_switches = model.get(fid, k.nvcsw).value_or(-1);
+    f.involuntary_switches = model.get(fid, k.nivcsw).value_or(-1);
+    f.run_delay_ns = model.get(fid, k.run_delay_ns).value_or(-1);
+    f.run_slices = model.get(fid, k.run_slices).value_or(-1);
+    read_intervals(model, k, f);
+    read_waits(model, k, f);
+    return f;
+}
+
+// The runtime that created flow f of process p: the application for the
+// main thread, "untraced" for threads the recorder never saw created, else
+// the creator module's runtime (classified once per module; a process's own
+// executable is not remembered: what it is depends on the process).
+std::uint32_t runtime_of(RunView& view, const FlowView& f, const ProcessView& p,
+                         std::unordered_map<std::string_view, std::uint32_t>& runtime_by_module,
+                         std::uint32_t application) {
+    if (f.kind == FlowKind::Main) return application;
+    if (f.untraced || f.kind == FlowKind::Unseen) return view.runtime_id({"untraced", RuntimeFamily::Unknown});
+    if (auto r = runtime_by_module.find(f.creator_module); r != runtime_by_module.end() && f.creator_module != p.exe)
+        return r->second;
+    const std::uint32_t runtime = view.runtime_id(classify_module(f.creator_module, p.exe));
+    if (f.creator_module != p.exe) runtime_by_module.emplace(f.creator_module, runtime);
+    return runtime;
+}
+
 }  // namespace
 
 RunView build_run_view(const Model& model) { return build_run_view(model, ActivityOptions{}); }
@@ -333,78 +422,13 @@ RunView build_run_view(const Model& model, const ActivityOptions& activity) {
     std::unordered_map<std::string_view, std::uint32_t> runtime_by_module;
     const std::uint32_t application = view.runtime_id({"application", RuntimeFamily::Application});
     for (ComponentId pid : processes) {
-        ProcessView p;
-        p.id = pid;
-        const std::string_view host = model.get_string(pid, keys::hostname).value_or(std::string_view{});
-        auto it = node_by_host.find(host);
-        if (it == node_by_host.end()) {
-            // A process on a host without a Node: give it an empty node so
-            // that it is still shown (with no cores to check).
-            NodeView n;
-            n.host = host;
-            view.nodes.push_back(std::move(n));
-            it = node_by_host.emplace(host, static_cast<std::uint32_t>(view.nodes.size() - 1)).first;
-        }
-        p.node = it->second;
-        p.pid = model.get(pid, k.pid).value_or(model.os_index(pid));
-        p.ppid = model.get(pid, k.ppid).value_or(-1);
-        p.rank = model.get(pid, k.rank).value_or(-1);
-        p.launcher = model.kind(pid) == to_string(ProcessKind::Launcher);
-        p.launcher_name = string_attr(model, pid, k.launcher);
-        p.exe = string_attr(model, pid, k.exe);
-        p.cmdline = string_attr(model, pid, k.cmdline);
-        p.program_start_cpuset = model.get(pid, k.program_start_cpuset);
-        p.name = model.name(pid);
-        p.end_how = string_attr(model, pid, k.end_how);
-        p.log_ends_early = string_attr(model, pid, k.log_ends_early);
-        p.log_stop_error = string_attr(model, pid, k.log_stop_error);
-        p.start_ns = model.get_int(pid, keys::start_ns).value_or(0);
-        p.end_ns = model.get_int(pid, keys::end_ns).value_or(p.start_ns);
-        p.mpi = model.has(pid, k.mpi_init_ns);
-        p.mpi_size = model.get(pid, k.mpi_size).value_or(-1);
-        p.program_start_ns = model.get(pid, k.program_start_ns).value_or(p.start_ns);
-        p.cpu_quota = read_cpu_quota(model, k, pid);
-        model.for_each_attr(pid, [&](AttrKey key, const AttributeValue& v) {
-            const std::string_view name = model.key_name(key);
-            if (!std::holds_alternative<std::string>(v)) return;
-            const std::string_view value = *model.get_string(pid, key);
-            if (name.starts_with(run_keys::env_prefix))
-                p.env.emplace_back(name.substr(run_keys::env_prefix.size()), value);
-            else if (name.starts_with(run_keys::identity_prefix))
-                p.identity.emplace_back(name.substr(run_keys::identity_prefix.size()), value);
-        });
+        ProcessView p = read_process(model, k, pid);
+        p.node = node_of_host(view, node_by_host, model.get_string(pid, keys::hostname).value_or(std::string_view{}));
         const auto process_index = static_cast<std::uint32_t>(view.processes.size());
         for (ComponentId fid = model.first_child(pid); fid != kNoComponent; fid = model.next_sibling(fid)) {
             if (model.type(fid) != ComponentType::Flow) continue;
-            FlowView f;
-            f.id = fid;
-            f.process = process_index;
-            f.tid = model.get(fid, k.tid).value_or(model.os_index(fid));
-            f.kind = flow_kind_from_string(model.kind(fid)).value_or(FlowKind::Thread);
-            f.untraced = model.get(fid, k.untraced).value_or(0) != 0;
-            f.name = model.name(fid);
-            f.creator_module = string_attr(model, fid, k.creator_module);
-            f.start_ns = model.get_int(fid, keys::start_ns).value_or(p.start_ns);
-            f.end_ns = model.get_int(fid, keys::end_ns).value_or(p.end_ns);
-            const auto u = model.get(fid, k.utime_us), s = model.get(fid, k.stime_us);
-            if (u || s) f.cpu_time_us = add_saturating(u.value_or(0), s.value_or(0));
-            f.voluntary_switches = model.get(fid, k.nvcsw).value_or(-1);
-            f.involuntary_switches = model.get(fid, k.nivcsw).value_or(-1);
-            f.run_delay_ns = model.get(fid, k.run_delay_ns).value_or(-1);
-            f.run_slices = model.get(fid, k.run_slices).value_or(-1);
-            if (f.kind == FlowKind::Main) {
-                f.runtime = application;
-            } else if (f.untraced || f.kind == FlowKind::Unseen) {
-                f.runtime = view.runtime_id({"untraced", RuntimeFamily::Unknown});
-            } else if (auto r = runtime_by_module.find(f.creator_module);
-                       r != runtime_by_module.end() && f.creator_module != p.exe) {
-                f.runtime = r->second;
-            } else {
-                f.runtime = view.runtime_id(classify_module(f.creator_module, p.exe));
-                if (f.creator_module != p.exe) runtime_by_module.emplace(f.creator_module, f.runtime);
-            }
-            read_intervals(model, k, f);
-            read_waits(model, k, f);
+            FlowView f = read_flow(model, k, fid, process_index, p);
+            f.runtime = runtime_of(view, f, p, runtime_by_module, application);
             p.flows.push_back(static_cast<std::uint32_t>(view.flows.size()));
             view.flows.push_back(std::move(f));
         }

@@ -339,18 +339,14 @@ std::string summarize(const fs::path& out) {
     return s;
 }
 
-namespace {
-
-// The recorder's variables for the command: the preload first in
-// LD_PRELOAD, and the switches of the options. An outer setting must not
-// switch sampling on behind --sample=off.
-void set_recorder_variables(const RunOptions& o, const LoadablePreload& loadable,
-                            const sampling::BackendSelection& selection) {
-    prepend_preload(loadable.path());
+// The recorder's variables (docs/event-log.md) for the options: the preload
+// first in LD_PRELOAD, what to leave out, sampling and live warnings.
+void set_recorder_variables(const RunOptions& o, const std::string& preload_path, bool sampling) {
+    prepend_preload(preload_path);
     if (o.no_topology) setenv("STACKSAGE_TOPOLOGY", "0", 1);
     if (o.no_model) setenv("STACKSAGE_MODEL", "0", 1);
-    if (selection.enabled()) setenv("STACKSAGE_SAMPLE", o.sample.c_str(), 1);
-    else unsetenv("STACKSAGE_SAMPLE");
+    if (sampling) setenv("STACKSAGE_SAMPLE", o.sample.c_str(), 1);
+    else unsetenv("STACKSAGE_SAMPLE");  // an outer setting must not switch it on behind --sample=off
     // Live warnings (preload/live_watcher.hpp): -q keeps their events and drops their lines.
     if (o.live == "off") setenv("STACKSAGE_LIVE", "off", 1);
     else if (o.quiet) setenv("STACKSAGE_LIVE", "quiet", 1);
@@ -358,64 +354,51 @@ void set_recorder_variables(const RunOptions& o, const LoadablePreload& loadable
     if (o.live_hold > 0) setenv("STACKSAGE_LIVE_HOLD", fmt::format("{}", o.live_hold).c_str(), 1);
 }
 
-enum class OutputClaim { Traced, Untraced, Refused };
+// The output directory, claimed by writing run.json there, and the launch
+// planned for it. `claim` says how the last try went (Taken: another run
+// holds it; Failed: error says why).
+struct ClaimedDirectory {
+    fs::path out;
+    LaunchPlan plan;
+    RunDirectoryClaim claim = RunDirectoryClaim::Failed;
+    std::string error;
+};
 
-// Claims the run directory by writing run.json there (without -o, a
-// default name that holds another run gets -2, -3, ... instead) and plans
-// the launch with the recorder's variables already set (run.json records
-// how the launcher carries them to other hosts). \return Refused when -o
-// names a directory that holds a run; Untraced, with the environment of
-// `before` back and a plain plan, when the directory cannot be used.
-OutputClaim claim_output(const RunOptions& o, const std::string& preload, const LoadablePreload& loadable,
-                         const std::vector<UnrecordableProgram>& unrecordable, const SavedEnvironment& before,
-                         LaunchPlan& plan, fs::path& out, CommandOutput& output) {
+// Without -o, a default name that holds another run gets -2, -3, ...
+// instead. Sets STACKSAGE_OUTPUT to the directory tried.
+ClaimedDirectory claim_output_directory(const RunOptions& o, const LoadablePreload& loadable,
+                                        const std::string& preload,
+                                        const std::vector<UnrecordableProgram>& unrecordable) {
     const std::string job = job_id();
     const std::time_t started = std::time(nullptr);
-    std::string error;
-    RunDirectoryClaim claim = RunDirectoryClaim::Failed;
+    ClaimedDirectory c;
     for (int n = 1; n <= 10000; ++n) {
-        out = fs::absolute(!o.output.empty() ? o.output : default_run_directory_name(job, started, n));
-        setenv("STACKSAGE_OUTPUT", out.c_str(), 1);
+        c.out = fs::absolute(!o.output.empty() ? o.output : default_run_directory_name(job, started, n));
+        setenv("STACKSAGE_OUTPUT", c.out.c_str(), 1);
         RecorderSetup recorder;
         recorder.variables = recorder_variables_from_environment(sanitizer_options_variable());
         recorder.preload_is_host_local = !loadable.alias_directory().empty();
         recorder.recorder_preload = with_sanitizer_runtime(loadable.path());
-        recorder.output_directory = out.string();
-        plan = plan_launch(o.command, recorder, [](const char* name) { return std::getenv(name); });
-        claim = claim_run_directory(out, run_json_text(out, o, preload, plan, unrecordable), job, launcher_rank() >= 0,
-                                    error);
-        if (claim != RunDirectoryClaim::Taken || !o.output.empty()) break;
+        recorder.output_directory = c.out.string();
+        c.plan = plan_launch(o.command, recorder, [](const char* name) { return std::getenv(name); });
+        c.claim = claim_run_directory(c.out, run_json_text(c.out, o, preload, c.plan, unrecordable), job,
+                                      launcher_rank() >= 0, c.error);
+        if (c.claim != RunDirectoryClaim::Taken || !o.output.empty()) break;
     }
-    if (claim == RunDirectoryClaim::Taken) {
-        output.say(out.string() + " already holds a run (its run.json); choose another --output, or remove it. " +
-                   "The command did not run.");
-        return OutputClaim::Refused;
-    }
-    if (claim == RunDirectoryClaim::Failed) {
-        output.say("cannot use " + out.string() + " as the output directory (" + error +
-                   "); choose another with -o. Running the command untraced.");
-        before.restore();
-        plan = LaunchPlan{};
-        plan.command = o.command;
-        return OutputClaim::Untraced;
-    }
-    return OutputClaim::Traced;
+    return c;
 }
 
-// What the launch plan says before the job starts: ranks that will be
-// missing are not discovered in the report afterwards. A rank's own
-// `stacksage run` keeps quiet (one per rank would repeat it).
-void announce_plan(const RunOptions& o, const LaunchPlan& plan, const sampling::BackendSelection& selection,
-                   CommandOutput& output) {
-    if (launcher_rank() < 0) {
-        for (const std::string& w : plan.warnings) output.say("warning: " + w);
-        if (!o.quiet)
-            for (const std::string& n : plan.notes) output.say(n);
-    }
-    if (selection.enabled() && !o.quiet && launcher_rank() <= 0) explain_sampling_here(selection, output);
+// stacksage's exit status for the command's wait status: its exit status,
+// 126 when it could not be started, or its signal raised again.
+int exit_status_of(int status, std::optional<LoadablePreload>& loadable) {
+    if (status < 0) return 126;
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    // Re-raising the signal ends stacksage without running destructors: the
+    // private directory of links goes first.
+    loadable.reset();
+    if (WIFSIGNALED(status)) return end_by_signal(WTERMSIG(status), WCOREDUMP(status));
+    return 126;
 }
-
-}  // namespace
 
 int run_command(const RunOptions& o) {
     // stacksage's own messages may all fail (stderr closed, full, a pipe with
@@ -464,16 +447,39 @@ int run_command(const RunOptions& o) {
     if (traced) {
         unrecordable = unrecordable_programs(o.command);
         for (const UnrecordableProgram& u : unrecordable) output.say("warning: " + u.message);
-        set_recorder_variables(o, *loadable, selection);
-        switch (claim_output(o, *preload, *loadable, unrecordable, before, plan, out, output)) {
-            case OutputClaim::Refused: return kExitUsage;
-            case OutputClaim::Untraced: traced = false; break;
-            case OutputClaim::Traced: break;
+    }
+    if (traced) {
+        // The recorder's variables are set before the directory is claimed:
+        // run.json records how the launcher carries them to other hosts.
+        set_recorder_variables(o, loadable->path(), selection.enabled());
+        ClaimedDirectory claimed = claim_output_directory(o, *loadable, *preload, unrecordable);
+        out = claimed.out;
+        plan = std::move(claimed.plan);
+        if (claimed.claim == RunDirectoryClaim::Taken) {
+            output.say(out.string() + " already holds a run (its run.json); choose another --output, or remove it. " +
+                       "The command did not run.");
+            return kExitUsage;
+        }
+        if (claimed.claim == RunDirectoryClaim::Failed) {
+            output.say("cannot use " + out.string() + " as the output directory (" + claimed.error +
+                       "); choose another with -o. Running the command untraced.");
+            traced = false;
+            before.restore();
+            plan = LaunchPlan{};
+            plan.command = o.command;
         }
     }
     if (traced) {
         for (const EnvironmentSetting& e : plan.environment) setenv(e.name.c_str(), e.value.c_str(), 1);
-        announce_plan(o, plan, selection, output);
+        // Said before the job starts: ranks that will be missing are not
+        // discovered in the report afterwards. A rank's own `stacksage run`
+        // keeps quiet (one per rank would repeat it).
+        if (launcher_rank() < 0) {
+            for (const std::string& w : plan.warnings) output.say("warning: " + w);
+            if (!o.quiet)
+                for (const std::string& n : plan.notes) output.say(n);
+        }
+        if (selection.enabled() && !o.quiet && launcher_rank() <= 0) explain_sampling_here(selection, output);
     }
     const int status = spawn_and_wait(plan.command, output);
     if (status >= 0 && WIFSIGNALED(status))
@@ -486,13 +492,7 @@ int run_command(const RunOptions& o) {
         for (const UnrecordableProgram& u : unrecordable) why += "; " + u.program + " ran untraced (" + u.reason + ")";
         summary.say(summarize(out) + why + "; in " + out.string());
     }
-    if (status < 0) return 126;
-    if (WIFEXITED(status)) return WEXITSTATUS(status);
-    // Re-raising the signal ends stacksage without running destructors: the
-    // private directory of links goes first.
-    loadable.reset();
-    if (WIFSIGNALED(status)) return end_by_signal(WTERMSIG(status), WCOREDUMP(status));
-    return 126;
+    return exit_status_of(status, loadable);
 }
 
 }  // namespace

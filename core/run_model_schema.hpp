@@ -1,9 +1,9 @@
 // The shape of the merged model of a whole run: the names of its attributes
 // with the type of their values, the words its kinds are made of, and the
 // table of its keys that a Model interns once (Model::run_keys). Shared by
-// the loader that builds it (parsers/run_loader.hpp), the recorder's
-// per-process models (preload/process_model_builder.hpp), the analysis that
-// reads it, and tests that build synthetic ones.
+// the builder of its processes (parsers/process_model_builder.hpp: the
+// analyzer's loader and the recorder's per-process models both use it), the
+// analysis that reads it, and tests that build synthetic ones.
 //
 //   Topology  (name: the run directory; run_* attributes from run.json)
 //   └─ Node   one per host: its hwloc subtree; keys::hostname;

@@ -302,13 +302,12 @@ private:
         if (auto cpu = doc.get_int(start::cpu); cpu && *cpu >= 0) main.first_cpu = static_cast<int>(*cpu);
     }
 
-    // A mask that ev set, the next in log order.
+    // A mask that ev set.
     MaskChange change(const EventLogEvent& ev, Cpuset mask) {
         MaskChange c;
         c.t = ev.t;
         c.cpuset = std::move(mask);
         c.reason = ev.kind;
-        c.order = next_order_++;
         return c;
     }
 
@@ -509,7 +508,6 @@ private:
     std::string log_stopped_how_;
     std::string exec_path_;      // the last exec's path
     std::string exec_untraced_;  // why its image runs untraced; "" when it is recorded
-    std::uint32_t next_order_ = 0;  // of the next mask change
     bool stream_end_unrecorded_ = false;
 };
 

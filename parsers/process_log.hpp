@@ -5,10 +5,10 @@
 // thread_start opens a thread with the mask it started with, affinity events
 // change the target thread's mask, MPI snapshots correct masks changed behind
 // our back and reveal threads we did not see created, thread_end and
-// process_end close them. run_loader.hpp merges the images of one process
-// (before and after exec) and builds the model from these records; the
-// recorder's model writer (preload/process_model_builder.hpp) builds each
-// process's own model from them too: this is the one interpreter of the logs.
+// process_end close them: this is the one interpreter of the logs. The
+// model is built from these records by process_model_builder.hpp, for the
+// analyzer (run_loader.hpp, which merges the images of one process before
+// and after exec) and for the recorder's model writer alike.
 #pragma once
 
 #include <cstdint>
@@ -40,10 +40,6 @@ struct MaskChange {
     // The event that set it (process_start, thread_start, affinity,
     // mpi_init, mpi_finalize, thread_end).
     event_schema::EventKind reason = event_schema::EventKind::unknown;
-    // Its rank among the image's mask changes in log order (lines of
-    // different threads are not in time order): a process model adds its
-    // MayRunOn paths in this order.
-    std::uint32_t order = 0;
     // For an affinity event: the call ("pthread_setaffinity_np",
     // "sched_setaffinity", "syscall"), the thread that made it and the
     // module it was called from ("" when unknown; points into

@@ -144,7 +144,7 @@ bool natural_less(std::string_view a, std::string_view b) {
 
 namespace {
 
-// Bytes of a file the reader will read, for the model's reservation: a
+// The bytes of a log the reader will read, for the model's reservation: a
 // file it will refuse (not regular, over the limit) adds nothing.
 std::uintmax_t readable_log_bytes(const fs::directory_entry& f) {
     std::error_code ec;
@@ -153,10 +153,10 @@ std::uintmax_t readable_log_bytes(const fs::directory_entry& f) {
     return !ec && bytes <= input_limits::kEventLog ? bytes : 0;
 }
 
-// One host directory's files: its node files, the logs of the earlier
-// layout grouped by pid, sampling summaries, its topology. Adds the logs'
-// bytes to scan.log_bytes.
-void scan_host_files(fs::directory_iterator& files, ScannedHost& host, RunDirectoryScan& scan) {
+// One host directory's files into host: its topology, node files, sampling
+// summaries and event logs (grouped by pid); the bytes the reader will read
+// of them into log_bytes.
+void list_host_files(const fs::directory_iterator& files, ScannedHost& host, std::uintmax_t& log_bytes) {
     std::map<std::int64_t, ProcessLogs> by_pid;
     std::vector<ProcessLogs> unnamed;
     for (const fs::directory_entry& f : files) {
@@ -168,68 +168,75 @@ void scan_host_files(fs::directory_iterator& files, ScannedHost& host, RunDirect
         // Node files: one per node for all its processes.
         if (is_node_file_name(name, formats::node_file::FileKind::events)) {
             host.node_event_files.push_back(host.name + "/" + name);
-            scan.log_bytes += readable_log_bytes(f);
+            log_bytes += readable_log_bytes(f);
             continue;
         }
         if (is_node_file_name(name, formats::node_file::FileKind::samples)) {
             host.node_sample_files.push_back(host.name + "/" + name);
-            scan.log_bytes += readable_log_bytes(f);
+            log_bytes += readable_log_bytes(f);
             continue;
         }
-        // Sampling summaries (*.samples.jsonl) are read with the process
-        // whose log they extend.
+        // Sampling summaries (*.samples.jsonl) are read with the
+        // process whose log they extend.
         if (name.ends_with(run_layout::kSamplesSuffix)) {
             host.sample_files.insert(host.name + "/" + name);
             continue;
         }
         if (!is_event_log_name(name)) continue;
         const LogFileName parsed = parse_log_file_name(name);
+        const std::int64_t pid = parsed.pid;
         ProcessLogs* g = nullptr;
-        if (parsed.pid >= 0) {
-            g = &by_pid[parsed.pid];
+        if (pid >= 0) {
+            g = &by_pid[pid];
         } else {
             unnamed.emplace_back();
             g = &unnamed.back();
         }
-        g->pid = parsed.pid;
+        g->pid = pid;
         if (parsed.rank >= 0) g->rank = parsed.rank;
-        // host/name: what the notes show. (fs::relative would stat every
-        // path component, for each of possibly 100,000 logs.)
+        // host/name: what the notes show. (fs::relative would stat
+        // every path component, for each of possibly 100,000 logs.)
         g->files.push_back(host.name + "/" + name);
-        scan.log_bytes += readable_log_bytes(f);
+        log_bytes += readable_log_bytes(f);
     }
     for (auto& [pid, g] : by_pid) host.processes.push_back(std::move(g));
     for (auto& g : unnamed) host.processes.push_back(std::move(g));
+}
+
+// A host's files in the order they are read: node files naturally, the
+// processes ranks first, in rank order, then the others by pid.
+void sort_host_files(ScannedHost& host) {
     std::sort(host.node_event_files.begin(), host.node_event_files.end(),
               [](const std::string& a, const std::string& b) { return natural_less(a, b); });
     std::sort(host.node_sample_files.begin(), host.node_sample_files.end(),
               [](const std::string& a, const std::string& b) { return natural_less(a, b); });
     std::sort(host.processes.begin(), host.processes.end(), [](const ProcessLogs& a, const ProcessLogs& b) {
         const bool ra = a.rank >= 0, rb = b.rank >= 0;
-        if (ra != rb) return ra;  // ranks first, in rank order; then the others by pid
+        if (ra != rb) return ra;
         return ra ? (a.rank != b.rank ? a.rank < b.rank : a.pid < b.pid) : a.pid < b.pid;
     });
 }
 
-// Why a directory holds no log: what stood in the way (permissions, most
-// often), or what `stacksage run` knew before the start, or that it is no run.
-Error no_logs_error(const std::string& out_dir, const std::vector<std::string>& unreadable) {
+// Why out_dir, where no event log was found, is not a run to read.
+// unreadable: the host directories that could not be read, said.
+std::string no_event_logs_message(const std::string& out_dir, const std::vector<std::string>& unreadable) {
     if (!unreadable.empty()) {
+        // Say what stood in the way (permissions, most often), not that
+        // the directory is no run.
         std::string message = "'" + out_dir + "' holds no event log that can be read: " + unreadable.front();
         if (unreadable.size() > 1)
             message += " (and " + std::to_string(unreadable.size() - 1) + " more host directories)";
-        return make_error(message + "; check the permissions of the run directory");
+        return message + "; check the permissions of the run directory";
     }
+    // `stacksage run` knew before the start that nothing could be recorded.
     const RunRecordRead record = read_run_record(out_dir);
     if (!record.fields.unrecordable.empty()) {
         std::string why;
         for (const std::string& u : record.fields.unrecordable) why += (why.empty() ? "" : "; ") + u;
-        return make_error("'" + out_dir + "' holds no event logs: " + why);
+        return "'" + out_dir + "' holds no event logs: " + why;
     }
-    return make_error("'" + out_dir +
-                      "' holds no event logs (<host>/node.events, or <host>/*.jsonl of earlier versions); is it a "
-                      "directory written by `stacksage run`? Run the job again under `stacksage run -o " +
-                      out_dir + " -- ...`");
+    return "'" + out_dir + "' holds no event logs (<host>/node.events, or <host>/*.jsonl of earlier versions); is it a "
+           "directory written by `stacksage run`? Run the job again under `stacksage run -o " + out_dir + " -- ...`";
 }
 
 }  // namespace
@@ -256,16 +263,17 @@ Result<RunDirectoryScan> scan_run_directory(const std::string& out_dir) {
             unreadable.push_back("'" + entry.path().string() + "' cannot be read (" + ec.message() + ")");
             continue;
         }
-        scan_host_files(files, host, scan);
+        list_host_files(files, host, scan.log_bytes);
         if (host.processes.empty() && host.node_event_files.empty() && !host.has_topology_file)
             continue;  // not a host directory
+        sort_host_files(host);
         scan.logs += host.node_event_files.size();
         for (const ProcessLogs& g : host.processes) scan.logs += g.files.size();
         scan.hosts.push_back(std::move(host));
     }
     std::sort(scan.hosts.begin(), scan.hosts.end(),
               [](const ScannedHost& a, const ScannedHost& b) { return natural_less(a.name, b.name); });
-    if (scan.logs == 0) return no_logs_error(out_dir, unreadable);
+    if (scan.logs == 0) return make_error(no_event_logs_message(out_dir, unreadable));
     return scan;
 }
 

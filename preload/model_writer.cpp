@@ -1,5 +1,6 @@
 // libstacksage-model.so: builds the process's model from its event stream
-// at exit and writes it into the node's node.models. Loaded by the preload with
+// at exit, with the analyzer's builder (parsers/process_model_builder.hpp),
+// and writes it into the node's node.models. Loaded by the preload with
 // dlopen(RTLD_LOCAL) only then (see process_model_hook.cpp).
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,16 +11,17 @@
 #include <exception>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "core/formats/run_layout.hpp"
 #include "core/model_json.hpp"
 #include "parsers/hwloc_loader.hpp"
 #include "parsers/node_topology_cache.hpp"
 #include "parsers/node_file_reader.hpp"
+#include "parsers/process_model_builder.hpp"
 #include "parsers/run_directory.hpp"
 #include "preload/node_file.hpp"
 #include "preload/model_writer_api.h"
-#include "preload/process_model_builder.hpp"
 
 namespace {
 
@@ -85,12 +87,19 @@ int write_model(const char* host_dir, const char* log_name, std::uint64_t stream
         set_error(error, error_cap, own.error().message);
         return 1;
     }
-    Result<ProcessImage> image = parse_process_log(*own, node_stream_label(log.string(), stream));
+    // Named as the analyzer names the stream ("<host>/node.events#N"), so
+    // that the process's log attribute is the analyzer's too.
+    const std::string host = dir.filename().string();
+    std::vector<ProcessImage> images;
+    Result<ProcessImage> image = parse_process_log(*own, node_stream_label(host + "/" + log_name, stream));
     if (!image) {
         set_error(error, error_cap, image.error().message);
         return 1;
     }
-    preload::add_process_model(model, nodes.front(), *image);
+    image->stream = stream;
+    images.push_back(std::move(*image));
+    // The analyzer's builder: this model is the analyzer's of this image.
+    ProcessModelBuilder(model, nodes.front()).add_process(host, images);
     const std::string text =
         model_to_json(model).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     if (std::string failure = publish(dir, pid, rank, stream, text); !failure.empty()) {

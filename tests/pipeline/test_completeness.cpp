@@ -5,12 +5,6 @@
 // analysed and reported.
 #include <gtest/gtest.h>
 
-#include <iostream>
-
-#include "analysis/analyzer.hpp"
-#include "parsers/run_loader.hpp"
-#include "reports/json_report.hpp"
-#include "reports/text_report.hpp"
 #include "tests/support/analysed_run.hpp"
 #include "tests/support/synthetic_run.hpp"
 
@@ -18,10 +12,6 @@ using namespace stacksage;
 using namespace stacksage::testing;
 
 namespace {
-
-using Report = ReportedRun;
-
-Report report_of(const TempDir& dir) { return report_run(dir.str()); }
 
 std::vector<const Finding*> with_code(const AnalysisResult& a, FindingCode code) {
     std::vector<const Finding*> out;
@@ -73,7 +63,7 @@ TEST(Completeness, RanksMissingAgainstTheMpiWorldSize) {
         p.mpi_size = 4;
         run.add_process(p);
     }
-    const Report r = report_of(dir);
+    const ReportedRun r = report_of(dir.str());
     const auto found = with_code(r.analysis, FindingCode::IncompleteRecording);
     ASSERT_EQ(found.size(), 1u) << r.text;
     const Finding& f = *found.front();
@@ -106,7 +96,7 @@ TEST(Completeness, RanksMissingAgainstOmpiCommWorldSize) {
         p.identity["OMPI_COMM_WORLD_SIZE"] = "3";
         run.add_process(p);
     }
-    const Report r = report_of(dir);
+    const ReportedRun r = report_of(dir.str());
     const auto found = with_code(r.analysis, FindingCode::IncompleteRecording);
     ASSERT_EQ(found.size(), 1u) << r.text;
     EXPECT_EQ(found.front()->ranks, (std::vector<std::int64_t>{1}));
@@ -123,7 +113,7 @@ TEST(Completeness, RanksMissingAgainstSlurmNtasksOnlyForTasksSrunStarted) {
         run.add_host("n01", "pack:1 core:2 pu:1");
         run.add_process(srun_task("n01", 0, 4, "0"));
         run.add_process(srun_task("n01", 1, 4, "1"));
-        const Report r = report_of(dir);
+        const ReportedRun r = report_of(dir.str());
         const auto found = with_code(r.analysis, FindingCode::IncompleteRecording);
         ASSERT_EQ(found.size(), 1u) << r.text;
         EXPECT_EQ(found.front()->ranks, (std::vector<std::int64_t>{2, 3}));
@@ -142,7 +132,7 @@ TEST(Completeness, RanksMissingAgainstSlurmNtasksOnlyForTasksSrunStarted) {
             p.identity["SLURM_NTASKS"] = "8";
             run.add_process(p);
         }
-        const Report r = report_of(dir);
+        const ReportedRun r = report_of(dir.str());
         EXPECT_TRUE(with_code(r.analysis, FindingCode::IncompleteRecording).empty()) << r.text;
     }
 }
@@ -158,7 +148,7 @@ TEST(Completeness, HostsMissingFromTheSlurmNodeList) {
         p.identity["SLURM_JOB_NODELIST"] = "n[01-03]";
         run.add_process(p);
     }
-    const Report r = report_of(dir);
+    const ReportedRun r = report_of(dir.str());
     const auto found = with_code(r.analysis, FindingCode::IncompleteRecording);
     ASSERT_EQ(found.size(), 1u) << r.text;
     EXPECT_EQ(found.front()->hosts, (std::vector<std::string>{"n02", "n03"}));
@@ -177,7 +167,7 @@ TEST(Completeness, AStepNodeWithoutALogIsIncomplete) {
     p.identity.erase("SLURM_NTASKS");
     p.identity["SLURM_STEP_NODELIST"] = "n[01-02]";
     run.add_process(p);
-    const Report r = report_of(dir);
+    const ReportedRun r = report_of(dir.str());
     const auto found = with_code(r.analysis, FindingCode::IncompleteRecording);
     ASSERT_EQ(found.size(), 1u) << r.text;
     EXPECT_EQ(found.front()->hosts, (std::vector<std::string>{"n02"}));
@@ -195,7 +185,7 @@ TEST(Completeness, AnAllocatedNodeThatRanNoRankIsAWarning) {
         p.identity["SLURM_JOB_NODELIST"] = "n[01-03]";
         run.add_process(p);
     }
-    const Report r = report_of(dir);
+    const ReportedRun r = report_of(dir.str());
     EXPECT_TRUE(with_code(r.analysis, FindingCode::IncompleteRecording).empty()) << r.text;
     const auto found = with_code(r.analysis, FindingCode::AllocatedNodeUnused);
     ASSERT_EQ(found.size(), 1u) << r.text;
@@ -236,7 +226,7 @@ TEST(Completeness, AHostWhereOnlyTheLauncherRanIsALaunchHost) {
         p.identity["OMPI_COMM_WORLD_SIZE"] = "2";
         run.add_process(p);
     }
-    const Report r = report_of(dir);
+    const ReportedRun r = report_of(dir.str());
     EXPECT_NE(r.text.find("+ Host h0: launch host (mpirun, ssh), no application process\n"), std::string::npos)
         << r.text;
     for (const Finding& f : r.analysis.findings) EXPECT_NE(f.node, "h0") << f.message;
@@ -281,7 +271,7 @@ TEST(Completeness, AWrapperAroundTheLauncherAndItsAgentAreTheLaunch) {
         p.identity["OMPI_COMM_WORLD_SIZE"] = "2";
         run.add_process(p);
     }
-    const Report r = report_of(dir);
+    const ReportedRun r = report_of(dir.str());
     EXPECT_NE(r.text.find("+ Host h0: launch host ("), std::string::npos) << r.text;
     for (const Finding& f : r.analysis.findings) EXPECT_NE(f.node, "h0") << f.message;
     EXPECT_EQ(r.json["nodes"][0]["launch_host"], true) << r.text;
@@ -314,7 +304,7 @@ TEST(Completeness, ASallocShellAndABusyParentOfALauncherAreJudged) {
     srun.cpuset = "0-1";
     srun.main_cpu_time_us = 1000;
     add_child_process(dir, srun, 61);
-    const Report r = report_of(dir);
+    const ReportedRun r = report_of(dir.str());
     EXPECT_EQ(r.json["nodes"][0]["launch_host"], false) << r.text;
     ASSERT_EQ(r.json["nodes"][0]["processes"].size(), 1u) << r.text;
     EXPECT_EQ(r.json["nodes"][0]["processes"][0]["pid"], 61) << r.text;
@@ -336,7 +326,7 @@ TEST(Completeness, MpirunsCommandLineGivesTheRanksAndHosts) {
     mpirun.main_cpu_time_us = 1000;
     run.add_process(mpirun);
     for (int rank = 0; rank < 2; ++rank) run.add_process(busy_process("h1", 100 + rank, rank, 1, std::to_string(rank)));
-    const Report r = report_of(dir);
+    const ReportedRun r = report_of(dir.str());
     const auto found = with_code(r.analysis, FindingCode::IncompleteRecording);
     ASSERT_EQ(found.size(), 1u) << r.text;
     const Finding& f = *found.front();
@@ -362,7 +352,7 @@ TEST(Completeness, ACompleteJobHasNoFinding) {
         p.mpi = true;
         run.add_process(p);
     }
-    const Report r = report_of(dir);
+    const ReportedRun r = report_of(dir.str());
     EXPECT_TRUE(with_code(r.analysis, FindingCode::IncompleteRecording).empty()) << r.text;
     EXPECT_TRUE(with_code(r.analysis, FindingCode::AllocatedNodeUnused).empty()) << r.text;
     EXPECT_EQ(r.analysis.count(Severity::Error), 0u) << r.text;
@@ -385,7 +375,7 @@ TEST(Completeness, SrunExportNoneIsTheLikelyCause) {
     srun.identity["SLURM_JOB_ID"] = "77";
     srun.identity["SLURM_JOB_NODELIST"] = "n[01-02]";
     run.add_process(srun);
-    const Report r = report_of(dir);
+    const ReportedRun r = report_of(dir.str());
     const auto found = with_code(r.analysis, FindingCode::IncompleteRecording);
     ASSERT_EQ(found.size(), 1u) << r.text;
     const Finding& f = *found.front();

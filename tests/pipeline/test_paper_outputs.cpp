@@ -3,37 +3,14 @@
 // would: event logs and an hwloc topology, through the loader, the checks and
 // the terminal report.
 #include <gtest/gtest.h>
-#include <iostream>
 
-#include "analysis/analyzer.hpp"
-#include "parsers/run_loader.hpp"
-#include "reports/text_report.hpp"
+#include "tests/support/analysed_run.hpp"
 #include "tests/support/synthetic_run.hpp"
 
 using namespace stacksage;
 using namespace stacksage::testing;
 
 namespace {
-
-struct Report {
-    LoadedRun run;
-    AnalysisResult analysis;
-    std::string text;
-};
-
-Report report_of(const TempDir& dir) {
-    Result<LoadedRun> loaded = load_run(dir.str());
-    EXPECT_TRUE(loaded) << (loaded ? "" : loaded.error().message);
-    Report r{std::move(loaded.value()), {}, {}};
-    r.analysis = analyze(r.run.model);
-    ReportData data;
-    data.analysis = &r.analysis;
-    data.notes = &r.run.notes;
-    r.text = render_text_report(data);
-    // SHOW_REPORT=1 prints each report, for reading them whole.
-    if (std::getenv("SHOW_REPORT")) std::cout << r.text;
-    return r;
-}
 
 std::vector<std::string> warnings_of(const AnalysisResult& a) {
     std::vector<std::string> out;
@@ -51,7 +28,7 @@ TEST(PaperOutputs, OneProcessOnCoreZeroOfSixteen) {
     run.write_run_json();
     run.add_host("n01", "pack:1 core:16 pu:1");
     run.add_process(busy_process("n01", 4711, 0, 1, "0"));
-    const Report r = report_of(dir);
+    const ReportedRun r = report_of(dir.str());
     EXPECT_NE(r.text.find("+ Node n01: 16 cores available, 1 process created.\n"
                           "      Rank 0 (pid 4711) created no threads (only the main thread) on cpu(s) [0]\n"
                           "      ## WARNING ## Cores [1-15] may stay idle during execution (underloaded resources)\n"),
@@ -75,7 +52,7 @@ TEST(PaperOutputs, ThirtyTwoProcessesOnSixteenCores) {
         p.identity["OMPI_COMM_WORLD_RANK"] = std::to_string(rank);
         run.add_process(p);
     }
-    const Report r = report_of(dir);
+    const ReportedRun r = report_of(dir.str());
     EXPECT_NE(r.text.find("+ Node n01: 16 cores available, 32 processes created.\n"
                           "      Ranks 0-31 (32 processes) each created no threads (only the main thread) on cpu(s) [0-15]\n"
                           "      ## WARNING ## Cores [0-15] had more threads to run than they could run at once "
@@ -99,7 +76,7 @@ TEST(PaperOutputs, FourProcessesOfEightThreadsOnNineOfThirtyTwoCores) {
     run.write_run_json();
     run.add_host("n01", "pack:2 core:16 pu:1");
     for (int rank = 0; rank < 4; ++rank) run.add_process(busy_process("n01", 6000 + rank, rank, 8, "0-8"));
-    const Report r = report_of(dir);
+    const ReportedRun r = report_of(dir.str());
     EXPECT_NE(r.text.find("+ Node n01: 32 cores available, 4 processes created.\n"
                           "      Ranks 0-3 (4 processes) each created 7 threads (8 with the main thread) on cpu(s) [0-8] — "
                           "application 1, "

@@ -12,12 +12,8 @@
 
 #include <filesystem>
 
-#include "analysis/analyzer.hpp"
 #include "parsers/process_log.hpp"
 #include "parsers/run_directory.hpp"
-#include "parsers/run_loader.hpp"
-#include "reports/json_report.hpp"
-#include "reports/text_report.hpp"
 #include "tests/support/analysed_run.hpp"
 #include "tests/support/synthetic_run.hpp"
 
@@ -25,10 +21,6 @@ using namespace stacksage;
 using namespace stacksage::testing;
 
 namespace {
-
-using Report = ReportedRun;
-
-Report report_of(const TempDir& dir) { return report_run(dir.str()); }
 
 const Finding* with_code(const AnalysisResult& a, FindingCode code) {
     for (const Finding& f : a.findings)
@@ -99,7 +91,7 @@ TEST(RecordingGaps, AKilledProcessIsAnErrorNextToItAndInTheJson) {
         std::ofstream tail(log, std::ios::binary | std::ios::app);
         tail << std::string(8192, '\0');
     }
-    const Report r = report_of(dir);
+    const ReportedRun r = report_of(dir.str());
     const Finding* f = with_code(r.analysis, FindingCode::LogEndsEarly);
     ASSERT_NE(f, nullptr) << r.text;
     EXPECT_EQ(f->severity, Severity::Error);
@@ -125,7 +117,7 @@ TEST(RecordingGaps, AStoppedLogNamesItsError) {
         tail << "{\"v\":1,\"ev\":\"log_stopped\",\"t\":" << p.end_ns
              << ",\"pid\":700,\"tid\":700,\"errno\":28,\"error\":\"No space left on device\",\"how\":\"exit\"}\n";
     }
-    const Report r = report_of(dir);
+    const ReportedRun r = report_of(dir.str());
     const Finding* f = with_code(r.analysis, FindingCode::LogEndsEarly);
     ASSERT_NE(f, nullptr) << r.text;
     EXPECT_NE(f->message.find("the log stopped recording before the process ended (No space left on device"),
@@ -141,7 +133,7 @@ TEST(RecordingGaps, CompleteLogsGiveNoSuchFinding) {
     run.write_run_json();
     run.add_host("n01", "pack:1 core:4 pu:1");
     run.add_process(busy_process("n01", 700, -1, 4, "0-3"));
-    const Report r = report_of(dir);
+    const ReportedRun r = report_of(dir.str());
     EXPECT_EQ(with_code(r.analysis, FindingCode::LogEndsEarly), nullptr) << r.text;
     EXPECT_TRUE(r.json["nodes"][0]["processes"][0]["log_ends_early"].is_null());
 }
@@ -172,7 +164,7 @@ TEST(RecordingGaps, AKilledStreamOfANodeFileIsAnErrorNextToItsProcess) {
     run.add_process_stream(p);
     run.add_process_stream(busy_process("n01", 701, -1, 2, "0-3"));
     run.write_node_files();
-    const Report r = report_of(dir);
+    const ReportedRun r = report_of(dir.str());
     const Finding* f = with_code(r.analysis, FindingCode::LogEndsEarly);
     ASSERT_NE(f, nullptr) << r.text;
     EXPECT_EQ(f->severity, Severity::Error);
@@ -198,7 +190,7 @@ TEST(RecordingGaps, AStoppedStreamOfANodeFileNamesItsError) {
     NodeFileWriter node("n01");
     node.add_stream(text, 700, -1, true);
     SyntheticRun::write_file(dir.path() / "n01" / "node.events", node.bytes());
-    const Report r = report_of(dir);
+    const ReportedRun r = report_of(dir.str());
     const Finding* f = with_code(r.analysis, FindingCode::LogEndsEarly);
     ASSERT_NE(f, nullptr) << r.text;
     EXPECT_NE(f->message.find("the log stopped recording before the process ended (File too large"),
@@ -250,7 +242,7 @@ TEST(RecordingGaps, UntracedWorkCountsAsLoadAndIsSaid) {
     run.add_host("n01", "pack:1 core:4 pu:1");
     // 600 ms on the two alive, 400 ms on threads that ended unseen, 10 ms main, 5 ms recorder.
     SyntheticRun::write_file(dir.path() / "n01" / "pid-700.jsonl", glibc_threads_log(1'015'000));
-    const Report r = report_of(dir);
+    const ReportedRun r = report_of(dir.str());
     const ProcessSummary& p = r.analysis.processes.at(0);
     EXPECT_EQ(p.untraced_threads, 2u);
     EXPECT_EQ(p.created_threads, 2u);  // the unseen flow is no thread of its own
@@ -280,7 +272,7 @@ TEST(RecordingGaps, AFewMillisecondsUnaccountedForAreNoUnseenWork) {
     run.write_run_json();
     run.add_host("n01", "pack:1 core:4 pu:1");
     SyntheticRun::write_file(dir.path() / "n01" / "pid-700.jsonl", glibc_threads_log(625'000));  // 10 ms left over
-    const Report r = report_of(dir);
+    const ReportedRun r = report_of(dir.str());
     EXPECT_EQ(r.analysis.processes.at(0).unseen_cpu_us, 0);
 }
 
@@ -301,7 +293,7 @@ TEST(RecordingGaps, ACloneGlimpsedInAnAffinityCallTakesTheUnseenTime) {
         ",\"how\":\"exit\",\"status\":0,\"utime_us\":300000,\"stime_us\":0,\"nvcsw\":1,\"nivcsw\":1,"
         "\"main_cpu_us\":10000,\"recorder_cpu_us\":0,\"threads_created\":0,\"threads_untraced\":0}\n";
     SyntheticRun::write_file(dir.path() / "n01" / "pid-700.jsonl", log);
-    const Report r = report_of(dir);
+    const ReportedRun r = report_of(dir.str());
     const RunView& view = r.analysis.view;
     ASSERT_EQ(view.flows.size(), 2u);
     // The main thread was never pinned; the clone was, and did the work.
@@ -325,7 +317,7 @@ TEST(RecordingGaps, ProcessesThatNeverOverlappedAreSaidToRunOneAfterAnother) {
         p.end_ns = p.start_ns + 90'000'000;
         run.add_process(p);
     }
-    const Report r = report_of(dir);
+    const ReportedRun r = report_of(dir.str());
     const Finding* f = with_code(r.analysis, FindingCode::UnderloadedReservation);
     ASSERT_NE(f, nullptr) << r.text;
     EXPECT_NE(f->message.find("Only 1 thread of 1 process"), std::string::npos) << f->message;
@@ -344,7 +336,7 @@ TEST(RecordingGaps, ProcessesThatOverlapAreNotSequential) {
     run.write_run_json();
     run.add_host("n01", "pack:1 core:8 pu:1");
     for (int i = 0; i < 2; ++i) run.add_process(busy_process("n01", 2000 + i, -1, 1, "0-7"));
-    const Report r = report_of(dir);
+    const ReportedRun r = report_of(dir.str());
     const Finding* f = with_code(r.analysis, FindingCode::UnderloadedReservation);
     ASSERT_NE(f, nullptr) << r.text;
     EXPECT_EQ(f->message.find("one after another"), std::string::npos) << f->message;
@@ -371,7 +363,7 @@ TEST(RecordingGaps, RunJsonsUnrecordableProgramsReachTheReport) {
     SyntheticRun run(dir.path());
     run.add_host("n01", "pack:1 core:4 pu:1");
     run.add_process(busy_process("n01", 700, -1, 1, "0-3"));
-    const Report r = report_of(dir);
+    const ReportedRun r = report_of(dir.str());
     bool noted = false;
     for (const LoadNote& n : r.run.notes)
         noted = noted || (n.level == LoadNote::Level::Error && n.file == "run.json" &&

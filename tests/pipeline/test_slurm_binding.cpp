@@ -7,11 +7,7 @@
 // the terminal report: this machine has no Slurm.
 #include <gtest/gtest.h>
 
-#include <iostream>
-
-#include "analysis/analyzer.hpp"
-#include "parsers/run_loader.hpp"
-#include "reports/text_report.hpp"
+#include "tests/support/analysed_run.hpp"
 #include "tests/support/synthetic_run.hpp"
 
 using namespace stacksage;
@@ -19,28 +15,9 @@ using namespace stacksage::testing;
 
 namespace {
 
-struct Report {
-    LoadedRun run;
-    AnalysisResult analysis;
-    std::string text;
-};
-
-Report report_of(const TempDir& dir) {
-    Result<LoadedRun> loaded = load_run(dir.str());
-    EXPECT_TRUE(loaded) << (loaded ? "" : loaded.error().message);
-    Report r{std::move(loaded.value()), {}, {}};
-    r.analysis = analyze(r.run.model);
-    ReportData data;
-    data.analysis = &r.analysis;
-    data.notes = &r.run.notes;
-    r.text = render_text_report(data);
-    if (std::getenv("SHOW_REPORT")) std::cout << r.text;
-    return r;
-}
-
 // One task per node of 2 cores, 2 OpenMP threads, bound to core 0 by
 // task/affinity as `env` says.
-Report two_nodes_one_task_each(const std::map<std::string, std::string>& env) {
+ReportedRun two_nodes_one_task_each(const std::map<std::string, std::string>& env) {
     TempDir dir;
     SyntheticRun run(dir.path());
     run.write_run_json(R"(["srun","-N","2","-n","2","./app"])");
@@ -53,13 +30,13 @@ Report two_nodes_one_task_each(const std::map<std::string, std::string>& env) {
         p.identity = {{"SLURM_PROCID", std::to_string(rank)}, {"SLURM_JOB_ID", "42"}, {"SLURM_STEP_ID", "0"}};
         run.add_process(p);
     }
-    return report_of(dir);
+    return report_of(dir.str());
 }
 
 }  // namespace
 
 TEST(SlurmBinding, SrunsTaskAffinityIsNamedWithTheOptionsThatChangeIt) {
-    const Report r = two_nodes_one_task_each({{"SLURM_CPU_BIND", "quiet,mask_cpu:0x1"},
+    const ReportedRun r = two_nodes_one_task_each({{"SLURM_CPU_BIND", "quiet,mask_cpu:0x1"},
                                               {"SLURM_CPU_BIND_TYPE", "mask_cpu:"},
                                               {"SLURM_CPU_BIND_LIST", "0x1"},
                                               {"SLURM_CPU_BIND_VERBOSE", "quiet"}});
@@ -84,7 +61,7 @@ TEST(SlurmBinding, SrunsTaskAffinityIsNamedWithTheOptionsThatChangeIt) {
 }
 
 TEST(SlurmBinding, CpusPerTaskIsSaidAsRecorded) {
-    const Report r = two_nodes_one_task_each({{"SLURM_CPU_BIND", "quiet,mask_cpu:0x1"}, {"SLURM_CPUS_PER_TASK", "1"}});
+    const ReportedRun r = two_nodes_one_task_each({{"SLURM_CPU_BIND", "quiet,mask_cpu:0x1"}, {"SLURM_CPUS_PER_TASK", "1"}});
     EXPECT_NE(r.text.find("(Slurm's task/affinity binding: SLURM_CPU_BIND=quiet,mask_cpu:0x1; SLURM_CPUS_PER_TASK=1; "),
               std::string::npos)
         << r.text;
@@ -93,6 +70,6 @@ TEST(SlurmBinding, CpusPerTaskIsSaidAsRecorded) {
 // Without Slurm's variables the same narrow start is taskset's, numactl's
 // or the parent's: that is all the recorder can tell.
 TEST(SlurmBinding, WithoutItsVariablesTheParentIsBlamed) {
-    const Report r = two_nodes_one_task_each({});
+    const ReportedRun r = two_nodes_one_task_each({});
     EXPECT_EQ(r.text.find("srun to one core"), std::string::npos) << r.text;
 }

@@ -44,20 +44,22 @@ inline AnalysedRun analyse_run(const std::string& directory) {
     return out;
 }
 
-// A run analysed and rendered as the text and the JSON report.
+// An analysed run with its terminal and JSON reports, as `stacksage report`
+// renders them.
 struct ReportedRun : AnalysedRun {
     std::string text;
     nlohmann::json json;
 };
 
-// As analyse_run, then both reports; SHOW_REPORT=1 prints the text.
-inline ReportedRun report_run(const std::string& directory) {
-    ReportedRun out{analyse_run(directory), {}, {}};
-    const ReportData data = out.data();
-    out.text = render_text_report(data);
-    out.json = report_to_json(data);
-    if (std::getenv("SHOW_REPORT")) std::cout << out.text;
-    return out;
+// Loads, analyses and reports the run at `directory` (SHOW_REPORT=1 in the
+// environment prints the terminal report, for writing a test).
+inline ReportedRun report_of(const std::string& directory) {
+    ReportedRun r{analyse_run(directory), {}, {}};
+    const ReportData data = r.data();
+    r.text = render_text_report(data);
+    r.json = report_to_json(data);
+    if (std::getenv("SHOW_REPORT")) std::cout << r.text;
+    return r;
 }
 
 }  // namespace stacksage::testing
