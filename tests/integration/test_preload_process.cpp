@@ -149,7 +149,7 @@ TEST(PreloadProcess, SigkillWhileThreadsWriteKeepsEveryEarlierLine) {
     // line first thing: only those still in flight may be missing.
     const int newest = *seqs.rbegin();
     EXPECT_GE(static_cast<int>(seqs.size()), newest - 12) << "newest seq " << newest;
-    for (const auto& e : log.all("thread_end"))
+    for (const auto& e : log.thread_ends())
         EXPECT_TRUE(started_tids.count(e["tid"].get<int>())) << e.dump();
 }
 
