@@ -302,6 +302,7 @@ STACKSAGE_EXPORT void pthread_exit(void* value) {
     ThreadState& t = this_thread();
     t.exiting = true;
     live_watcher_main_thread_leaving();
+    start_writer_main_thread_leaving();
     if (!t.ended && tracing_ready() && is_recorded_process())
         write_thread_end("pthread_exit");
     auto real_exit = real::pthread_exit();

@@ -16,13 +16,16 @@ namespace stacksage::preload {
 
 namespace {
 
-constexpr char kThreadName[] = "stacksage-starts";
+constexpr char kThreadName[] = "stacksage-start";
 // After the last pending start, it looks this long once a millisecond before
 // it sleeps on the futex: creations in a loop do not pay a wake-up each.
 constexpr std::uint64_t kLookingNs = 20'000'000;
 // Its sleep on the futex ends this often, to leave with the application's
-// last thread (recorder_threads.hpp, only_recorder_threads_left).
-constexpr long kSleepSeconds = 1;
+// last thread (recorder_threads.hpp, only_recorder_threads_left): every
+// second, every 100 ms once the main thread has left.
+constexpr long kSleepNs = 1'000'000'000;
+constexpr long kSleepNsOnceMainLeft = 100'000'000;
+constinit std::atomic<bool> g_main_thread_left{false};
 
 enum : int { kNotStarted = 0, kRunning = 1, kFailed = 2 };
 constinit std::atomic<int> g_state{kNotStarted};
@@ -36,7 +39,8 @@ void nap(std::uint64_t ns) {
 
 // Sleeps until woken or kSleepSeconds; true when woken (or the word changed).
 bool sleep_until_woken() {
-    struct timespec limit{kSleepSeconds, 0};
+    const long ns = g_main_thread_left.load(std::memory_order_relaxed) ? kSleepNsOnceMainLeft : kSleepNs;
+    struct timespec limit{ns / 1'000'000'000, ns % 1'000'000'000};
     const long rc = raw::syscall6(SYS_futex, reinterpret_cast<long>(&g_asleep), FUTEX_WAIT_PRIVATE, 1,
                                   reinterpret_cast<long>(&limit), 0, 0);
     return rc != -ETIMEDOUT;
@@ -105,7 +109,14 @@ void wake_start_writer() {
     raw::syscall6(SYS_futex, reinterpret_cast<long>(&g_asleep), FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
 }
 
+void start_writer_main_thread_leaving() {
+    if (raw::gettid() != process().pid) return;
+    g_main_thread_left.store(true, std::memory_order_relaxed);
+    wake_start_writer();
+}
+
 void forget_start_writer() {
+    g_main_thread_left.store(false, std::memory_order_relaxed);
     g_state.store(kNotStarted, std::memory_order_relaxed);
     g_asleep.store(0, std::memory_order_relaxed);
 }

@@ -1,4 +1,4 @@
-// The start-line writer: a recorder thread of the process ("stacksage-starts")
+// The start-line writer: a recorder thread of the process ("stacksage-start")
 // that writes the thread_start line of every thread that has lived 1 ms
 // without its start being written (thread_launch.hpp), so that a thread that
 // lives on is in the log however the process ends, SIGKILL included.
@@ -18,6 +18,10 @@ void start_start_writer_once();
 // After a start became pending: one load, and a futex wake when the writer
 // sleeps for longer than a start may wait.
 void wake_start_writer();
+// From pthread_exit: when the main thread leaves, the writer looks every
+// 100 ms, not every second, whether it is the last thread left (glibc ends
+// such a process only when its last thread, the writer's included, ends).
+void start_writer_main_thread_leaving();
 // In a forked child: the parent's writer is not there.
 void forget_start_writer();
 
