@@ -104,8 +104,10 @@ void start_start_writer_once() {
 }
 
 void wake_start_writer() {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (g_asleep.load(std::memory_order_relaxed) == 0 || g_asleep.exchange(0) == 0) return;
+    // seq_cst, after the seq_cst bit set of the pending start: the writer
+    // (seq_cst store, fence, then its look at the bits) sees the start or
+    // is seen asleep here.
+    if (g_asleep.load(std::memory_order_seq_cst) == 0 || g_asleep.exchange(0) == 0) return;
     raw::syscall6(SYS_futex, reinterpret_cast<long>(&g_asleep), FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
 }
 
