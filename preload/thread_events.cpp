@@ -97,7 +97,7 @@ void write_thread_end(const char* how) {
     follow_unseen_child();  // as begin_line, which its own lines skip
     if (Launch* l = t.launch) {
         t.launch = nullptr;
-        if (write_start_at_end(*l, {how, end_ns})) return;  // its one line, start and end
+        if (write_start_at_end(*l, t.launch_use, {how, end_ns})) return;  // its one line, start and end
     }
     const bool short_lived = t.start_ns != 0 && end_ns - t.start_ns < kShortThreadNs;
     CpuMask mask;
@@ -222,7 +222,7 @@ extern "C" void stacksage_thread_begin(void* launch, void* (**start)(void*), voi
         t.launch = l;
         // Pending before it is registered: whoever finds its tid in the
         // registry and names it in a line writes its start first.
-        set_start_pending(*l);
+        t.launch_use = set_start_pending(*l);
     } else {
         release_launch(l);
     }

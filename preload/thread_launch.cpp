@@ -12,11 +12,19 @@ namespace {
 
 // A slot's states. Free -> Filling (the creator) -> Pending (the thread
 // started) -> Writing (claimed by the one that writes its start) -> Free.
-// A creation that fails goes from Filling back to Free.
-constexpr int kFree = 0;
-constexpr int kFilling = 1;
-constexpr int kPending = 2;
-constexpr int kWriting = 3;
+// A creation that fails goes from Filling back to Free. The state word's
+// other bits count the slot's uses (each free starts the next), so that a
+// thread's end, which holds on to its slot, never claims the slot of the
+// thread that took it after its start was written.
+constexpr std::uint64_t kFree = 0;
+constexpr std::uint64_t kFilling = 1;
+constexpr std::uint64_t kPending = 2;
+constexpr std::uint64_t kWriting = 3;
+constexpr std::uint64_t kStateBits = 3;
+
+std::uint64_t state_of(std::uint64_t word) { return word & kStateBits; }
+std::uint64_t use_of(std::uint64_t word) { return word >> 2; }
+std::uint64_t word_of(std::uint64_t use, std::uint64_t state) { return use << 2 | state; }
 
 // Slots come from a fixed pool: no allocation on the creation path, and a
 // full pool only means that creation runs untraced (counted in process_end).
@@ -39,26 +47,32 @@ constinit PendingBits g_pending{};
 std::size_t index_of(const Launch& l) { return static_cast<std::size_t>(&l - g_launches); }
 
 bool try_take(Launch& l) {
-    int expected = kFree;
-    return l.state.compare_exchange_strong(expected, kFilling, std::memory_order_acquire);
+    std::uint64_t word = l.state.load(std::memory_order_relaxed);
+    return state_of(word) == kFree &&
+           l.state.compare_exchange_strong(word, word_of(use_of(word), kFilling), std::memory_order_acquire);
 }
 
 void free_slot(Launch& l) {
-    l.state.store(kFree, std::memory_order_release);
+    const std::uint64_t use = use_of(l.state.load(std::memory_order_relaxed));
+    l.state.store(word_of(use + 1, kFree), std::memory_order_release);
     g_last_released.store(index_of(l), std::memory_order_relaxed);
 }
 
-// Takes the right to write l's start; the one that succeeds writes it.
-bool claim(Launch& l) {
-    int expected = kPending;
-    if (!l.state.compare_exchange_strong(expected, kWriting, std::memory_order_acq_rel)) return false;
+// Takes the right to write l's start, of its use `use` (any use when ~0);
+// the one that succeeds writes it.
+bool claim(Launch& l, std::uint64_t use = ~std::uint64_t{0}) {
+    std::uint64_t word = l.state.load(std::memory_order_relaxed);
+    if (state_of(word) != kPending || (use != ~std::uint64_t{0} && use_of(word) != use)) return false;
+    if (!l.state.compare_exchange_strong(word, word_of(use_of(word), kWriting), std::memory_order_acq_rel))
+        return false;
     const std::size_t i = index_of(l);
     g_pending.words[i / 64].fetch_and(~(std::uint64_t{1} << (i % 64)), std::memory_order_relaxed);
     return true;
 }
 
 void mark_pending(Launch& l) {
-    l.state.store(kPending, std::memory_order_release);
+    const std::uint64_t use = use_of(l.state.load(std::memory_order_relaxed));
+    l.state.store(word_of(use, kPending), std::memory_order_release);
     const std::size_t i = index_of(l);
     // seq_cst: the start-line writer going to sleep sees it, or is woken.
     g_pending.words[i / 64].fetch_or(std::uint64_t{1} << (i % 64), std::memory_order_seq_cst);
@@ -107,7 +121,7 @@ bool write_start_line(const Launch& l, const ThreadEnding* ending, bool may_lock
 
 Launch* acquire_launch() {
     Launch& recent = g_launches[g_last_released.load(std::memory_order_relaxed)];
-    if (recent.state.load(std::memory_order_relaxed) == kFree && try_take(recent)) return &recent;
+    if (try_take(recent)) return &recent;
     std::size_t first = g_next_launch.fetch_add(1, std::memory_order_relaxed);
     for (int round = 0; round < 2; ++round) {
         for (std::size_t i = 0; i < kLaunchSlots; ++i) {
@@ -123,21 +137,22 @@ Launch* acquire_launch() {
 
 void release_launch(Launch* l) { free_slot(*l); }
 
-void set_start_pending(Launch& l) {
+std::uint64_t set_start_pending(Launch& l) {
     mark_pending(l);
     wake_start_writer();
+    return use_of(l.state.load(std::memory_order_relaxed));
 }
 
-bool write_start_at_end(Launch& l, const ThreadEnding& ending) {
-    if (claim(l)) {
+bool write_start_at_end(Launch& l, std::uint64_t use, const ThreadEnding& ending) {
+    if (claim(l, use)) {
         const bool together = ending.end_ns - l.start_ns.load(std::memory_order_relaxed) < kStartLineDelayNs;
         write_start_line(l, together ? &ending : nullptr, /*may_lock=*/true);
         free_slot(l);
         return together;
     }
-    // Another thread is writing it: its line must come before our end. The
-    // slot may be free and taken again meanwhile; only its state is read.
-    for (int spins = 0; l.state.load(std::memory_order_acquire) == kWriting && spins < 100000; ++spins)
+    // Another thread is writing it, or has: its line must come before our
+    // end. Only the state word is read: the slot may be in its next use.
+    for (int spins = 0; l.state.load(std::memory_order_acquire) == word_of(use, kWriting) && spins < 100000; ++spins)
         raw::syscall6(SYS_sched_yield);
     return false;
 }
@@ -176,8 +191,9 @@ bool any_start_pending() {
 void forget_pending_starts() {
     for (auto& word : g_pending.words) word.store(0, std::memory_order_relaxed);
     for (Launch& l : g_launches) {
-        const int s = l.state.load(std::memory_order_relaxed);
-        if (s == kPending || s == kWriting) l.state.store(kFree, std::memory_order_relaxed);
+        const std::uint64_t word = l.state.load(std::memory_order_relaxed);
+        if (state_of(word) == kPending || state_of(word) == kWriting)
+            l.state.store(word_of(use_of(word) + 1, kFree), std::memory_order_relaxed);
     }
 }
 

@@ -27,7 +27,7 @@ namespace stacksage::preload {
 struct Module;
 
 struct alignas(64) Launch {
-    std::atomic<int> state{0};  // kFree, kFilling, kPending, kWriting (thread_launch.cpp)
+    std::atomic<std::uint64_t> state{0};  // its use and its state (thread_launch.cpp)
     // Filled by the creator.
     void* (*start)(void*) = nullptr;
     void* arg = nullptr;
@@ -57,7 +57,8 @@ Launch* acquire_launch();
 void release_launch(Launch* l);
 
 // The new thread's part, once its fields are stored: its start is pending.
-void set_start_pending(Launch& l);
+// Returns the slot's use, which the thread's end names (below).
+std::uint64_t set_start_pending(Launch& l);
 
 // How a thread ended, for its own end (below).
 struct ThreadEnding {
@@ -68,7 +69,9 @@ struct ThreadEnding {
 // with its end (it ended within 1 ms and nobody had written its start): then
 // it has no thread_end to write. Otherwise its start line is in the log when
 // this returns (written now, or by another thread, which is waited for).
-bool write_start_at_end(Launch& l, const ThreadEnding& ending);
+// \param use what set_start_pending returned: once its start is written by
+//        another, the slot may serve the next creation.
+bool write_start_at_end(Launch& l, std::uint64_t use, const ThreadEnding& ending);
 
 // Writes every pending start that began at or before `started_by` (a
 // monotonic_ns time; ~0 for all). may_lock: false where a lock must not be

@@ -77,6 +77,7 @@ struct ThreadState {
     // Its launch slot while its start line may not be written yet
     // (thread_launch.hpp); nullptr once its end has seen to it.
     struct Launch* launch = nullptr;
+    std::uint64_t launch_use = 0;  // which use of that slot is this thread's
 };
 ThreadState& this_thread();
 
