@@ -178,6 +178,21 @@ TEST(PreloadThreads, AThousandShortLivedThreads) {
     EXPECT_EQ(seqs.size(), 1000u);
     EXPECT_EQ(*seqs.begin(), 1);
     EXPECT_EQ(*seqs.rbegin(), 1000);
+    // A thread that ended within 1 ms is one line, its thread_start with its
+    // end; one that lived longer has a thread_end of its own; none has both.
+    std::set<int> one_line, own_end;
+    for (const auto& s : starts)
+        if (s.contains("end_t")) {
+            one_line.insert(s["seq"].get<int>());
+            EXPECT_LT(s["end_t"].get<std::int64_t>() - s["t"].get<std::int64_t>(), 1'000'000) << s.dump();
+            EXPECT_EQ(s["end_t"].get<std::int64_t>() - s["t"].get<std::int64_t>(), s["duration_ns"]) << s.dump();
+        }
+    for (const auto& e : logs[0].all("thread_end")) {
+        own_end.insert(e["seq"].get<int>());
+        EXPECT_FALSE(one_line.count(e["seq"].get<int>())) << "a one-line thread with a thread_end too: " << e.dump();
+    }
+    EXPECT_EQ(one_line.size() + own_end.size(), 1000u);
+    EXPECT_GT(one_line.size(), 0u) << "threads of a few microseconds should end within 1 ms";
     auto end = logs[0].first("process_end");
     ASSERT_TRUE(end);
     EXPECT_EQ((*end)["threads_created"], 1000);
