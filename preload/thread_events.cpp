@@ -4,8 +4,11 @@
 // The creating thread works out who created the thread (module of the
 // caller and of the start routine), the affinity requested in the
 // attributes and, when they request none, its own mask, which the new thread
-// inherits (known_mask.hpp); the new thread writes everything as one
-// thread_start line, so a creation costs one write and no system call.
+// inherits (known_mask.hpp), into a launch slot; the new thread adds its own
+// start's fields there and formats nothing: a thread that ends within 1 ms
+// writes its start and end as one line at its end, a longer one's start is
+// written once it is 1 ms old (thread_launch.hpp). A creation costs one
+// write and no system call.
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -92,6 +95,7 @@ void write_thread_end(const char* how) {
     t.ended = true;
     sampling_thread_end();  // drains and closes this thread's events while it still exists
     RecorderScope scope;
+    start_writer_thread_ending();
     unregister_thread(static_cast<std::uintptr_t>(pthread_self()));
     const std::uint64_t end_ns = monotonic_ns();
     follow_unseen_child();  // as begin_line, which its own lines skip

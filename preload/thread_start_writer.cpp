@@ -62,6 +62,9 @@ void* write_loop(void*) {
             nap(earliest + kStartLineDelayNs > now ? earliest + kStartLineDelayNs - now : 0);
             continue;
         }
+        // Once the main thread has left, each look also asks whether the
+        // application has any thread left (one read of /proc/self/stat).
+        if (g_main_thread_left.load(std::memory_order_relaxed) && only_recorder_threads_left()) break;
         if (now - last_seen < kLookingNs) {
             nap(kStartLineDelayNs);
             continue;
@@ -115,6 +118,10 @@ void start_writer_main_thread_leaving() {
     if (raw::gettid() != process().pid) return;
     g_main_thread_left.store(true, std::memory_order_relaxed);
     wake_start_writer();
+}
+
+void start_writer_thread_ending() {
+    if (g_main_thread_left.load(std::memory_order_relaxed)) wake_start_writer();
 }
 
 void forget_start_writer() {

@@ -22,6 +22,9 @@ void wake_start_writer();
 // 100 ms, not every second, whether it is the last thread left (glibc ends
 // such a process only when its last thread, the writer's included, ends).
 void start_writer_main_thread_leaving();
+// From a thread's end: once the main thread has left, this may be the
+// application's last thread, so the writer looks at once (one load else).
+void start_writer_thread_ending();
 // In a forked child: the parent's writer is not there.
 void forget_start_writer();
 
