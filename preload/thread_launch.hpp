@@ -10,7 +10,7 @@
 // - the start-line writer, a recorder thread that writes every start once it
 //   is 1 ms old (thread_start_writer.cpp): a thread that lives on is in the
 //   log, SIGKILL or not;
-// - any other line of the process first (begin_event): a line that names a
+// - any other line of the process first (begin_line): a line that names a
 //   thread (an affinity change, a name, a snapshot, the exit's usage lines)
 //   always comes after that thread's start, and an exec or an exit loses none.
 // A slot is claimed by one atomic compare-and-swap, so exactly one of them
