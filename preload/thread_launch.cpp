@@ -138,9 +138,12 @@ Launch* acquire_launch() {
 void release_launch(Launch* l) { free_slot(*l); }
 
 std::uint64_t set_start_pending(Launch& l) {
+    // Read while the slot is still this thread's: once pending, another may
+    // write the start and free the slot for its next use at once.
+    const std::uint64_t use = use_of(l.state.load(std::memory_order_relaxed));
     mark_pending(l);
     wake_start_writer();
-    return use_of(l.state.load(std::memory_order_relaxed));
+    return use;
 }
 
 bool write_start_at_end(Launch& l, std::uint64_t use, const ThreadEnding& ending) {
