@@ -332,6 +332,15 @@ private:
                 t.name = std::move(it->second);
                 pending_names_.erase(it);
             }
+        // A thread that ended within 1 ms of its start: this line is its end
+        // too, as a short-lived thread_end would have said it.
+        if (const auto end_t = doc.get_int(start::end_t); end_t && *end_t >= ev.t) {
+            t.end_t = *end_t;
+            t.ended_itself = true;
+            t.short_lived = true;
+            t.end_how = string_field(doc, start::how);
+            if (auto cpu = doc.get_int(start::end_cpu); cpu && *cpu >= 0) t.last_cpu = static_cast<int>(*cpu);
+        }
     }
 
     void on_thread_end(const EventLogEvent& ev) {

@@ -79,16 +79,17 @@ struct ThreadRecord {
     // thread was never joined): utime_us holds user + system time, stime_us
     // is 0, and the context switches are unknown.
     bool cpu_time_at_exit = false;
-    // thread_end said "short_lived": it ended within a millisecond of its
-    // start, and the recorder skipped its CPU time, context switches and
-    // end mask (docs/event-log.md); its figures are bounded by that life.
+    // It ended within a millisecond of its start (thread_end said
+    // "short_lived", or its thread_start carried its end), and the recorder
+    // skipped its CPU time, context switches and end mask
+    // (docs/event-log.md); its figures are bounded by that life.
     bool short_lived = false;
     std::optional<Cpuset> attr_cpuset;
     std::vector<MaskChange> masks;  // in time order; the first is the starting mask
     // The mask read again at its thread_end (a change made behind the
     // recorder's back shows here), when the end recorded one; not in masks.
     std::optional<MaskChange> end_mask;
-    bool ended_itself = false;      // its own thread_end was read: end_t is that event's time
+    bool ended_itself = false;      // its own end was read (thread_end, or end_t of its thread_start): end_t is it
     // In the order recorded, as recorded: the run view (analysis/run_view.hpp)
     // orders them and clips them to the thread's life.
     std::vector<WaitRecord> waits;

@@ -4,8 +4,11 @@
 // The creating thread works out who created the thread (module of the
 // caller and of the start routine), the affinity requested in the
 // attributes and, when they request none, its own mask, which the new thread
-// inherits (known_mask.hpp); the new thread writes everything as one
-// thread_start line, so a creation costs one write and no system call.
+// inherits (known_mask.hpp), into a launch slot; the new thread adds its own
+// start's fields there and formats nothing: a thread that ends within 1 ms
+// writes its start and end as one line at its end, a longer one's start is
+// written once it is 1 ms old (thread_launch.hpp). A creation costs one
+// write and no system call.
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -21,7 +24,9 @@
 #include "preload/run_delay.hpp"
 #include "preload/sampling_hook.hpp"
 #include "preload/thread_cpu_clock.hpp"
+#include "preload/thread_launch.hpp"
 #include "preload/thread_registry.hpp"
+#include "preload/thread_start_writer.hpp"
 #include "preload/thread_trampoline.h"
 #include "preload/live_watcher.hpp"
 #include "preload/tracer.hpp"
@@ -30,59 +35,11 @@ namespace stacksage::preload {
 
 namespace {
 
-// What the creator hands to the new thread. Slots come from a fixed pool:
-// no allocation on the creation path, and a full pool only means that
-// creation runs untraced (counted in process_end).
-struct alignas(64) Launch {
-    std::atomic<int> busy{0};
-    void* (*start)(void*) = nullptr;
-    void* arg = nullptr;
-    int creator_tid = 0;
-    const Module* creator = nullptr;
-    const Module* start_module = nullptr;
-    std::uint64_t create_ns = 0;
-    std::int64_t creator_cpu_ns = -1;  // the creator's CPU time at create_ns; -1: not read
-    CpuMask attr_mask;  // valid only when the attributes carried a mask
-    // Without attr_mask: the creator's mask, which the new thread inherits,
-    // valid at mask_generation (known_mask.hpp).
-    CpuMask inherited_mask;
-    std::uint32_t mask_generation = 0;
-};
-
 // The creator's CPU time is read at most this often per thread: a reading
 // of its CPU-time curve for the analyzer (a creator that computed before
 // creating and then waited, analysis/activity.hpp), one system call of
 // about 0.25 us, which a burst of creates pays once.
 constexpr std::uint64_t kCreatorCpuReadingInterval = 1'000'000;
-
-constexpr std::size_t kLaunchSlots = 512;
-constinit Launch g_launches[kLaunchSlots];
-constinit std::atomic<std::size_t> g_next_launch{0};
-// The slot released last, tried first: a program that creates and joins
-// threads one after the other reuses one slot whose lines are still in the
-// caches, instead of cycling through 512 slots (over 500 KB) that are cold.
-constinit std::atomic<std::size_t> g_last_released{0};
-
-bool try_take(Launch& l) {
-    int expected = 0;
-    return l.busy.compare_exchange_strong(expected, 1, std::memory_order_acquire);
-}
-
-Launch* acquire_launch() {
-    Launch& recent = g_launches[g_last_released.load(std::memory_order_relaxed)];
-    if (recent.busy.load(std::memory_order_relaxed) == 0 && try_take(recent)) return &recent;
-    std::size_t first = g_next_launch.fetch_add(1, std::memory_order_relaxed);
-    for (std::size_t i = 0; i < kLaunchSlots; ++i) {
-        Launch& l = g_launches[(first + i) % kLaunchSlots];
-        if (try_take(l)) return &l;
-    }
-    return nullptr;
-}
-
-void release_launch(Launch* l) {
-    l->busy.store(0, std::memory_order_release);
-    g_last_released.store(static_cast<std::size_t>(l - g_launches), std::memory_order_relaxed);
-}
 
 // glibc reports "no affinity in these attributes" as a mask with every bit set.
 bool read_attr_mask(const pthread_attr_t* attr, CpuMask& mask) {
@@ -97,16 +54,6 @@ bool read_attr_mask(const pthread_attr_t* attr, CpuMask& mask) {
     mask.used_words = CpuMask::kWords;
     mask.valid = true;
     return true;
-}
-
-void add_module(JsonLine& line, const char* key, const Module* m) {
-    line.key(key);
-    if (m != nullptr && m->json != nullptr)
-        line.json_value(m->json, m->json_len);
-    else if (m != nullptr)
-        line.str(m->path);
-    else
-        line.null();
 }
 
 // CPU time (user + system) of a getrusage result, in ns.
@@ -139,7 +86,8 @@ bool run_delay_is_wanted(std::int64_t cpu_ns, std::uint64_t start_ns, std::uint6
 // (ActivityOptions::min_lifetime_ns), a mask change through an intercepted
 // call is in its own affinity line, and one behind our back within a
 // millisecond of a thread's start is the one case left unseen.
-constexpr std::uint64_t kShortThreadNs = 1'000'000;
+// The same millisecond within which a thread's start and end are one line.
+constexpr std::uint64_t kShortThreadNs = kStartLineDelayNs;
 
 void write_thread_end(const char* how) {
     ThreadState& t = this_thread();
@@ -147,8 +95,14 @@ void write_thread_end(const char* how) {
     t.ended = true;
     sampling_thread_end();  // drains and closes this thread's events while it still exists
     RecorderScope scope;
+    start_writer_thread_ending();
     unregister_thread(static_cast<std::uintptr_t>(pthread_self()));
     const std::uint64_t end_ns = monotonic_ns();
+    follow_unseen_child();  // as begin_line, which its own lines skip
+    if (Launch* l = t.launch) {
+        t.launch = nullptr;
+        if (write_start_at_end(*l, t.launch_use, {how, end_ns})) return;  // its one line, start and end
+    }
     const bool short_lived = t.start_ns != 0 && end_ns - t.start_ns < kShortThreadNs;
     CpuMask mask;
     struct rusage ru{};
@@ -158,7 +112,8 @@ void write_thread_end(const char* how) {
         have_usage = raw::getrusage(RUSAGE_THREAD, &ru) == 0;
     }
     namespace end = event_schema::thread_end;
-    write_event(end::event, [&](JsonLine& line) {
+    // Names no other thread: no pending start needs to come first.
+    write_event_as(end::event, current_tid(), end_ns, /*may_lock=*/true, [&](JsonLine& line) {
         line.field(end::how, how);
         if (t.traced) line.field_u(end::seq, t.seq);
         if (short_lived)
@@ -250,44 +205,32 @@ extern "C" void stacksage_thread_begin(void* launch, void* (**start)(void*), voi
     *start = l->start;
     *arg = l->arg;
     t.seq = process().thread_seq.fetch_add(1, std::memory_order_relaxed) + 1;
-    register_thread(static_cast<std::uintptr_t>(pthread_self()), t.tid, t.start_ns);
+    const auto self = static_cast<std::uintptr_t>(pthread_self());
     if (process().state.load(std::memory_order_acquire) == static_cast<int>(TracerState::Ready)) {
         RecorderScope scope;
         // The mask it inherited, as its creator knew it; read from the kernel
         // when the attributes set one (the kernel intersects it with the
         // cgroup's cpuset) or an affinity call came in between.
-        const CpuMask* start_mask = &l->inherited_mask;
-        CpuMask read;
-        if (!l->inherited_mask.valid || l->mask_generation != affinity_generation()) {
-            const std::uint32_t generation = affinity_generation();
-            read.read_thread(0);
-            remember_own_mask(read, generation);
-            start_mask = &read;
-        } else {
-            remember_own_mask(l->inherited_mask, l->mask_generation);
+        if (!l->start_mask.valid || l->mask_generation != affinity_generation()) {
+            l->mask_generation = affinity_generation();
+            l->start_mask.read_thread(0);
         }
-        // The slot is read in place (no copy of its masks onto this young
-        // stack) and released once the line is written.
-        namespace start = stacksage::event_schema::thread_start;
-        write_event(start::event, [&](JsonLine& line) {
-            line.field_u(start::seq, t.seq);
-            // The handle joins this thread to thread_name and affinity events
-            // that named it before it had started (and registered its tid).
-            line.field_hex(start::pthread, static_cast<std::uintptr_t>(pthread_self()));
-            line.field(start::creator_tid, static_cast<std::int64_t>(l->creator_tid));
-            add_module(line, start::creator_module, l->creator);
-            add_module(line, start::start_module, l->start_module);
-            if (l->start_module != nullptr)
-                line.field_hex(start::start_offset, reinterpret_cast<std::uintptr_t>(l->start) -
-                                                        l->start_module->start);
-            line.field_u(start::create_t, l->create_ns);
-            if (l->creator_cpu_ns >= 0) line.field(start::creator_cpu_ns, l->creator_cpu_ns);
-            if (l->attr_mask.valid) line.field_mask(start::attr_cpuset, l->attr_mask);
-            line.field_mask(start::cpuset, *start_mask);
-            line.field(start::cpu, static_cast<std::int64_t>(sched_getcpu()));
-        });
+        remember_own_mask(l->start_mask, l->mask_generation);
+        // The start's fields, stored: its line is written at its end, by the
+        // start-line writer or before another line (thread_launch.hpp).
+        l->tid = t.tid;
+        l->seq = t.seq;
+        l->pthread = self;
+        l->start_cpu = sched_getcpu();
+        l->start_ns.store(t.start_ns, std::memory_order_relaxed);
+        t.launch = l;
+        // Pending before it is registered: whoever finds its tid in the
+        // registry and names it in a line writes its start first.
+        t.launch_use = set_start_pending(*l);
+    } else {
+        release_launch(l);
     }
-    release_launch(l);
+    register_thread(self, t.tid, t.start_ns);
     // Opened from inside the thread, so the events count this thread only.
     sampling_thread_begin();
 }
@@ -316,6 +259,7 @@ STACKSAGE_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* att
     if (real_create == nullptr) return EAGAIN;
     if (!tracing_ready()) return real_create(thread, attr, start, arg);
     start_live_watcher_thread_once();  // a multi-threaded process may watch its node
+    start_start_writer_once();
 
     const auto return_address = reinterpret_cast<std::uintptr_t>(__builtin_return_address(0));
     Launch* l = nullptr;
@@ -340,9 +284,9 @@ STACKSAGE_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* att
         l->creator = creator_module(return_address - 1);
         l->start_module = modules().find(reinterpret_cast<std::uintptr_t>(start));
         if (read_attr_mask(attr, l->attr_mask))
-            l->inherited_mask.clear();
+            l->start_mask.clear();
         else
-            l->mask_generation = own_mask(l->inherited_mask);
+            l->mask_generation = own_mask(l->start_mask);
     }
     int rc = real_create(thread, attr, &stacksage_thread_trampoline, l);
     if (rc != 0) {
@@ -362,6 +306,7 @@ STACKSAGE_EXPORT void pthread_exit(void* value) {
     ThreadState& t = this_thread();
     t.exiting = true;
     live_watcher_main_thread_leaving();
+    start_writer_main_thread_leaving();
     if (!t.ended && tracing_ready() && is_recorded_process())
         write_thread_end("pthread_exit");
     auto real_exit = real::pthread_exit();

@@ -19,6 +19,8 @@
 #include "preload/sampling_hook.hpp"
 #include "preload/stderr_notice.hpp"
 #include "preload/text.hpp"
+#include "preload/thread_launch.hpp"
+#include "preload/thread_start_writer.hpp"
 
 namespace stacksage::preload {
 
@@ -234,18 +236,27 @@ bool tracing_ready() {
     return false;
 }
 
-void begin_event(JsonLine& line, const char* event) {
+void begin_line() {
     follow_unseen_child();  // before the pid and tid are read
-    begin_event(line, event, current_tid());
+    write_pending_starts_first();
+}
+
+void begin_event(JsonLine& line, const char* event) {
+    begin_line();
+    begin_event_at(line, event, current_tid(), monotonic_ns());
 }
 
 void begin_event(JsonLine& line, const char* event, int tid) {
-    follow_unseen_child();  // before the pid is read
+    begin_line();
+    begin_event_at(line, event, tid, monotonic_ns());
+}
+
+void begin_event_at(JsonLine& line, const char* event, int tid, std::uint64_t t) {
     namespace common = event_schema::common;
     line.open_object();
     line.field(common::v, static_cast<std::int64_t>(kSchemaVersion));
     line.field(common::ev, event);
-    line.field_u(common::t, monotonic_ns());
+    line.field_u(common::t, t);
     line.field(common::pid, static_cast<std::int64_t>(g_process.pid));
     line.field(common::tid, static_cast<std::int64_t>(tid));
 }
@@ -277,6 +288,7 @@ void reinitialise_in_child(bool unseen_fork) {
     g_thread.tid = raw::gettid();
     g_thread.depth = 0;
     g_thread.traced = false;
+    g_thread.launch = nullptr;  // its start, if pending, is the parent's to write
     // The parent is the process whose state this copy is: getppid() already
     // says 1 when the parent ended first (daemon(3) _exits at once).
     const int parent = p.pid;
@@ -294,6 +306,8 @@ void reinitialise_in_child(bool unseen_fork) {
     g_big_line_lock.reset();
     modules().reset_after_fork();
     forget_recorder_threads();  // the parent's drain thread is not copied into the child
+    forget_pending_starts();    // nor are its threads
+    forget_start_writer();
     // One function opens the new process's log: the parent's, inherited, is
     // never written here.
     if (!p.log.reopen_in_child(p.rank, p.pid)) {

@@ -74,6 +74,10 @@ struct ThreadState {
     std::uint32_t seq = 0;
     std::uint64_t start_ns = 0;
     std::uint64_t last_cpu_reading_ns = 0;  // when pthread_create last read this thread's CPU time
+    // Its launch slot while its start line may not be written yet
+    // (thread_launch.hpp); nullptr once its end has seen to it.
+    struct Launch* launch = nullptr;
+    std::uint64_t launch_use = 0;  // which use of that slot is this thread's
 };
 ThreadState& this_thread();
 
@@ -138,6 +142,11 @@ inline std::int64_t microseconds(const struct timeval& tv) {
     return static_cast<std::int64_t>(tv.tv_sec) * 1'000'000 + tv.tv_usec;
 }
 
+// What every line but a thread's own start and end does first: sets up a
+// child of an unseen fork (before the pid and tid are read) and writes the
+// pending thread starts (thread_launch.hpp), which the line may name.
+void begin_line();
+
 // Opens the line's object and writes the fields every event has
 // (event_schema::common). event: the event's name, one of event_schema's.
 void begin_event(JsonLine& line, const char* event);
@@ -145,6 +154,10 @@ void begin_event(JsonLine& line, const char* event);
 // thread made by a raw clone(CLONE_VM|CLONE_THREAD) shares its creator's
 // thread-local state, and with it the tid current_tid() caches.
 void begin_event(JsonLine& line, const char* event, int tid);
+// The same, at time t (a thread's start written after it), without writing
+// the pending thread starts first: for a thread's own start and end lines
+// (thread_launch.hpp).
+void begin_event_at(JsonLine& line, const char* event, int tid, std::uint64_t t);
 // Finishes and writes the line; an overflowed line is replaced by a short
 // one with "truncated": true so the event is still counted.
 void emit(JsonLine& line, const char* event);
@@ -208,27 +221,40 @@ inline bool append_to_node_file(const char* line, std::size_t len) {
     return p.log.is_open() && p.log.write(line, len);
 }
 
-// Writes one event whose fields `fill(line)` adds. The line is built in a
-// small stack buffer (threads being created have their stacks paged in on
-// demand: every page we touch is a page fault) and rebuilt in the shared big
-// buffer only when it does not fit. Not for signal handlers: the big buffer
-// is behind a lock.
+// Writes one event whose fields `fill(line)` adds, as thread `tid` at time t,
+// without writing the pending thread starts first (begin_event_at). The line
+// is built in a small stack buffer (threads being created have their stacks
+// paged in on demand: every page we touch is a page fault) and rebuilt in the
+// shared big buffer only when it does not fit; where that buffer's lock must
+// not be taken (may_lock false: a signal handler may be the caller), a line
+// that does not fit is not written and false is returned.
 template <class Fill>
-void write_event(const char* event, Fill&& fill) {
+bool write_event_as(const char* event, int tid, std::uint64_t t, bool may_lock, Fill&& fill) {
     char small[768];
     JsonLine line(small, sizeof small);
-    begin_event(line, event);
+    begin_event_at(line, event, tid, t);
     fill(line);
     if (std::size_t n = line.finish(); n != 0) {
         process().log.write(small, n);
-        return;
+        return true;
     }
+    if (!may_lock) return false;
     big_line_lock().lock();
     JsonLine big(big_line_buffer(), kBigLineBytes);
-    begin_event(big, event);
+    begin_event_at(big, event, tid, t);
     fill(big);
     emit(big, event);
     big_line_lock().unlock();
+    return true;
+}
+
+// Writes one event of the calling thread whose fields `fill(line)` adds (the
+// pending thread starts first, as begin_event). Not for signal handlers: the
+// big buffer is behind a lock.
+template <class Fill>
+void write_event(const char* event, Fill&& fill) {
+    begin_line();
+    write_event_as(event, current_tid(), monotonic_ns(), /*may_lock=*/true, fill);
 }
 
 }  // namespace stacksage::preload

@@ -163,9 +163,16 @@ inline constexpr char creator_cpu_ns[] = "creator_cpu_ns";
 inline constexpr char attr_cpuset[] = "attr_cpuset";
 inline constexpr char cpuset[] = "cpuset";
 inline constexpr char cpu[] = "cpu";
+// Only in the line of a thread that ended within 1 ms of its start, which is
+// then its one line (no thread_end): when it ended, how, its last CPU, and
+// its life (as in thread_end).
+inline constexpr char end_t[] = "end_t";
+inline constexpr char how[] = "how";
+inline constexpr char end_cpu[] = "end_cpu";
+inline constexpr char duration_ns[] = "duration_ns";
 inline constexpr std::string_view fields[] = {
     seq, pthread, creator_tid, creator_module, start_module, start_offset, create_t, creator_cpu_ns,
-    attr_cpuset, cpuset, cpu};
+    attr_cpuset, cpuset, cpu, end_t, how, end_cpu, duration_ns};
 }  // namespace thread_start
 
 namespace thread_end {

@@ -1,7 +1,10 @@
 // Assertions shared by the integration tests about the shape of event logs.
 #pragma once
 
+#include <cstdint>
+#include <set>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -27,6 +30,32 @@ inline std::string recorder_problems(const std::string& err) {
     return problems;
 }
 
+// A thread's start line may be written after the thread started (at its
+// end, by the recorder's start-line writer, or before another line:
+// docs/event-log.md, thread_start), but never after a line that names it:
+// its own lines, and the affinity, thread_name and thread_usage_at_exit
+// lines that target it. (A join's target_tid is written after the joined
+// thread ended, so any order is right for it.)
+inline void expect_starts_before_mentions(const ProcessLog& log) {
+    std::set<std::int64_t> will_start, started;
+    for (const auto& e : log.events)
+        if (e.value("ev", "") == "thread_start") will_start.insert(e.value("tid", std::int64_t{-1}));
+    for (const auto& e : log.events) {
+        const std::string ev = e.value("ev", "");
+        const std::int64_t tid = e.value("tid", std::int64_t{-1});
+        if (ev == "thread_start") {
+            started.insert(tid);
+            continue;
+        }
+        std::vector<std::int64_t> named{tid};
+        if ((ev == "affinity" || ev == "thread_name" || ev == "thread_usage_at_exit") && e.contains("target_tid"))
+            named.push_back(e.value("target_tid", std::int64_t{-1}));
+        for (std::int64_t t : named)
+            EXPECT_TRUE(!will_start.count(t) || started.count(t))
+                << "a line names thread " << t << " before its thread_start: " << e.dump();
+    }
+}
+
 inline void expect_well_formed(const ProcessLog& log) {
     SCOPED_TRACE(log.file.string());
     for (const auto& e : log.errors) ADD_FAILURE() << e;
@@ -38,6 +67,7 @@ inline void expect_well_formed(const ProcessLog& log) {
             << e.dump();
         EXPECT_FALSE(e.value("truncated", false)) << e.dump();
     }
+    expect_starts_before_mentions(log);
 }
 
 // A log its process closed normally: truncated to its lines, nothing torn.

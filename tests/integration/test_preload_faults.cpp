@@ -269,7 +269,7 @@ TEST(PreloadFaults, DescriptorExhaustionLeavesTheApplicationAsItWas) {
     EXPECT_EQ(logs[1].start()["origin"], "fork");
     EXPECT_EQ(logs[1].pid(), (*log.first("fork"))["child_pid"]);
     EXPECT_EQ(log.all("thread_start").size(), 16u);
-    EXPECT_EQ(log.all("thread_end").size(), 16u);
+    EXPECT_EQ(log.thread_ends().size(), 16u);
     auto fork = log.first("fork");
     ASSERT_TRUE(fork);
     const int child = (*fork)["child_pid"];
@@ -342,7 +342,7 @@ TEST(PreloadFaults, OutputDirectoryRemovedMidRun) {
     ASSERT_EQ(before.size(), 1u);
     expect_well_formed(before[0]);
     EXPECT_EQ(before[0].all("thread_start").size(), 50u);
-    EXPECT_EQ(before[0].all("thread_end").size(), 50u);
+    EXPECT_EQ(before[0].thread_ends().size(), 50u);
     const std::string log_name = before[0].start()["log"];
     fs::remove_all(out);
     RunResult r = traced.finish();
@@ -426,7 +426,7 @@ TEST(PreloadFaults, AStreamThatCannotGrowEndsWithItsStopNoteAndTheOtherStreamsGo
     EXPECT_LT(first.all("thread_start").size(), 2000u);
     ASSERT_TRUE(second.first("process_end"));
     EXPECT_EQ(second.all("thread_start").size(), 200u);
-    EXPECT_EQ(second.all("thread_end").size(), 200u);
+    EXPECT_EQ(second.thread_ends().size(), 200u);
 }
 
 // ---------------------------------------------------------------------------
@@ -648,7 +648,7 @@ TEST(PreloadFaults, VforkAndPosixSpawnChildrenAreTracedAsTheirOwnProcesses) {
         EXPECT_EQ(child.start()["ppid"], parent->pid());
         EXPECT_EQ(child.start()["cmdline"][1], "child");
         EXPECT_EQ(child.all("thread_start").size(), 2u);
-        EXPECT_EQ(child.all("thread_end").size(), 2u);
+        EXPECT_EQ(child.thread_ends().size(), 2u);
         auto child_end = child.first("process_end");
         ASSERT_TRUE(child_end);
         EXPECT_EQ((*child_end)["how"], "exit");

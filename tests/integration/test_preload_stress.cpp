@@ -116,7 +116,7 @@ TEST(PreloadStress, TwoHundredFiftySixProcessesOfSixteenThreadsStartedAtOnce) {
         EXPECT_EQ(log.image, 0);
         EXPECT_EQ(log.start()["identity"]["OMPI_COMM_WORLD_SIZE"], std::to_string(kProcesses));
         auto starts = log.all("thread_start");
-        auto ends = log.all("thread_end");
+        auto ends = log.thread_ends();
         ASSERT_EQ(starts.size(), static_cast<std::size_t>(kThreads));
         ASSERT_EQ(ends.size(), static_cast<std::size_t>(kThreads));
         std::set<int> seqs, end_seqs;

@@ -94,7 +94,7 @@ TEST(PreloadThreads, PthreadsWithExplicitAffinity) {
     EXPECT_EQ((*name)["name"], "binds-itself");
     EXPECT_EQ((*name)["target_pthread"], (*self_binding)["pthread"]);
 
-    auto ends = log.all("thread_end");
+    auto ends = log.thread_ends();
     ASSERT_EQ(ends.size(), 2u);
     for (const auto& e : ends) {
         EXPECT_EQ(e["how"], "return");
@@ -159,7 +159,7 @@ TEST(PreloadThreads, StdThreadIsCreatedByTheApplicationNotLibstdcxx) {
         EXPECT_EQ(base_name(s["creator_module"]), "std_threads") << s.dump();
         EXPECT_NE(base_name(s["start_module"]).find("libstdc++"), std::string::npos) << s.dump();
     }
-    EXPECT_EQ(logs[0].all("thread_end").size(), 3u);
+    EXPECT_EQ(logs[0].thread_ends().size(), 3u);
 }
 
 TEST(PreloadThreads, AThousandShortLivedThreads) {
@@ -170,7 +170,7 @@ TEST(PreloadThreads, AThousandShortLivedThreads) {
     ASSERT_EQ(logs.size(), 1u);
     expect_well_formed(logs[0]);
     auto starts = logs[0].all("thread_start");
-    auto ends = logs[0].all("thread_end");
+    auto ends = logs[0].thread_ends();
     EXPECT_EQ(starts.size(), 1000u);
     EXPECT_EQ(ends.size(), 1000u);
     std::set<int> seqs;
@@ -178,6 +178,21 @@ TEST(PreloadThreads, AThousandShortLivedThreads) {
     EXPECT_EQ(seqs.size(), 1000u);
     EXPECT_EQ(*seqs.begin(), 1);
     EXPECT_EQ(*seqs.rbegin(), 1000);
+    // A thread that ended within 1 ms is one line, its thread_start with its
+    // end; one that lived longer has a thread_end of its own; none has both.
+    std::set<int> one_line, own_end;
+    for (const auto& s : starts)
+        if (s.contains("end_t")) {
+            one_line.insert(s["seq"].get<int>());
+            EXPECT_LT(s["end_t"].get<std::int64_t>() - s["t"].get<std::int64_t>(), 1'000'000) << s.dump();
+            EXPECT_EQ(s["end_t"].get<std::int64_t>() - s["t"].get<std::int64_t>(), s["duration_ns"]) << s.dump();
+        }
+    for (const auto& e : logs[0].all("thread_end")) {
+        own_end.insert(e["seq"].get<int>());
+        EXPECT_FALSE(one_line.count(e["seq"].get<int>())) << "a one-line thread with a thread_end too: " << e.dump();
+    }
+    EXPECT_EQ(one_line.size() + own_end.size(), 1000u);
+    EXPECT_GT(one_line.size(), 0u) << "threads of a few microseconds should end within 1 ms";
     auto end = logs[0].first("process_end");
     ASSERT_TRUE(end);
     EXPECT_EQ((*end)["threads_created"], 1000);
@@ -207,7 +222,7 @@ TEST(PreloadThreads, StarvedThreadsRecordTheirWaitForACpu) {
     ASSERT_EQ(r.exit_code(), 0) << r.err;
     auto logs = read_logs(out.path());
     ASSERT_EQ(logs.size(), 1u);
-    auto ends = logs[0].all("thread_end");
+    auto ends = logs[0].thread_ends();
     ASSERT_EQ(ends.size(), 6u);
     for (const auto& e : ends) {
         ASSERT_TRUE(e.contains("run_delay_ns")) << e.dump();
@@ -230,7 +245,7 @@ TEST(PreloadThreads, ConcurrentThreadsAcrossManyLogChunksWriteOnlyWholeLines) {
     EXPECT_GT(fs::file_size(logs[0].file.parent_path() / "node.events"), 4u * 256 * 1024)
         << "expected a stream of several regions";
     auto starts = logs[0].all("thread_start");
-    auto ends = logs[0].all("thread_end");
+    auto ends = logs[0].thread_ends();
     EXPECT_EQ(starts.size(), 6000u);
     EXPECT_EQ(ends.size(), 6000u);
     std::set<int> seqs;
@@ -252,7 +267,7 @@ TEST(PreloadThreads, ADaemonClosingEveryDescriptorIsStillTraced) {
     expect_well_formed(logs[0]);
     expect_complete(logs[0]);
     EXPECT_EQ(logs[0].all("thread_start").size(), 3000u);
-    EXPECT_EQ(logs[0].all("thread_end").size(), 3000u);
+    EXPECT_EQ(logs[0].thread_ends().size(), 3000u);
     EXPECT_TRUE(logs[0].first("process_end"));
 }
 
@@ -292,7 +307,7 @@ TEST(PreloadThreads, PthreadExitCancellationAndMainThreadExit) {
     expect_well_formed(log);
     std::map<int, std::string> how_by_seq;
     std::string main_how;
-    for (const auto& e : log.all("thread_end")) {
+    for (const auto& e : log.thread_ends()) {
         if (e["tid"] == log.pid())
             main_how = e["how"];
         else
@@ -321,7 +336,7 @@ TEST(PreloadThreads, ThreadFromALibraryConstructorIsRecorded) {
     auto starts = logs[0].all("thread_start");
     ASSERT_EQ(starts.size(), 1u);
     EXPECT_EQ(base_name(starts[0]["creator_module"]), "libearly_thread_lib.so");
-    EXPECT_EQ(logs[0].all("thread_end").size(), 1u);
+    EXPECT_EQ(logs[0].thread_ends().size(), 1u);
 }
 
 }  // namespace

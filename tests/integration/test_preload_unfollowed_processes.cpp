@@ -46,7 +46,7 @@ void expect_own_complete_log(const ProcessLog& log, std::size_t threads) {
     expect_well_formed(log);
     expect_complete(log);
     EXPECT_EQ(log.all("thread_start").size(), threads);
-    EXPECT_EQ(log.all("thread_end").size(), threads);
+    EXPECT_EQ(log.thread_ends().size(), threads);
 }
 
 // ---- children of forks the interposers do not see --------------------------

@@ -159,6 +159,22 @@ std::vector<nlohmann::json> ProcessLog::all(const std::string& event) const {
     return out;
 }
 
+std::vector<nlohmann::json> ProcessLog::thread_ends() const {
+    std::vector<nlohmann::json> out;
+    for (const auto& e : events) {
+        const std::string ev = e.value("ev", "");
+        if (ev == "thread_end") {
+            out.push_back(e);
+        } else if (ev == "thread_start" && e.contains("end_t")) {
+            nlohmann::json end = {{"v", e["v"]}, {"ev", "thread_end"}, {"t", e["end_t"]}, {"pid", e["pid"]},
+                                  {"tid", e["tid"]}, {"how", e["how"]}, {"seq", e["seq"]},
+                                  {"short_lived", true}, {"cpu", e["end_cpu"]}, {"duration_ns", e["duration_ns"]}};
+            out.push_back(std::move(end));
+        }
+    }
+    return out;
+}
+
 std::optional<nlohmann::json> ProcessLog::first(const std::string& event) const {
     for (const auto& e : events)
         if (e.value("ev", "") == event) return e;

@@ -99,6 +99,11 @@ struct ProcessLog {
 
     const nlohmann::json& start() const;  // the process_start event (first line)
     std::vector<nlohmann::json> all(const std::string& event) const;
+    // Every thread's end, in log order, as thread_end says it: a thread that
+    // ended within 1 ms of its start has no thread_end, its thread_start
+    // carries its end (end_t), which is given here as the short-lived
+    // thread_end it stands for (t, cpu, short_lived: true).
+    std::vector<nlohmann::json> thread_ends() const;
     std::optional<nlohmann::json> first(const std::string& event) const;
     int pid() const;
 };

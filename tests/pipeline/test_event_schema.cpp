@@ -195,6 +195,14 @@ EventKind check_line(const json& j, const ProcessImage& p, const std::string& wh
             EXPECT_EQ(r->first_cpu, int_or(j, start::cpu)) << where;
             EXPECT_EQ(r->attr_cpuset, mask_of(j, start::attr_cpuset)) << where;
             EXPECT_EQ(mask_at(*r, t), mask_of(j, start::cpuset)) << where;
+            // A thread that ended within 1 ms: its one line is its end too.
+            if (j.contains(start::end_t)) {
+                EXPECT_TRUE(r->ended_itself && r->short_lived) << where;
+                EXPECT_EQ(r->end_t, int_or(j, start::end_t)) << where;
+                EXPECT_EQ(r->end_how, string_or_empty(j, start::how)) << where;
+                EXPECT_EQ(r->last_cpu, int_or(j, start::end_cpu)) << where;
+                EXPECT_EQ(r->end_t - r->start_t, int_or(j, start::duration_ns)) << where;
+            }
             break;
         }
         case EventKind::thread_end: {
@@ -351,6 +359,7 @@ TEST(EventSchema, RecordedLinesAreReadAsTheyWereWritten) {
                                   std::to_string(n++) + " -- " + command);
     }
     std::map<EventKind, std::size_t> seen;
+    std::size_t short_threads = 0;  // thread_start lines that carry their end
     std::size_t logs = 0;
     for (const fs::directory_entry& f : fs::recursive_directory_iterator(dir.path())) {
         if (!is_node_file_name(f.path().filename().string(), formats::node_file::FileKind::events)) continue;
@@ -370,6 +379,7 @@ TEST(EventSchema, RecordedLinesAreReadAsTheyWereWritten) {
                 const json j = json::parse(text, nullptr, false);
                 ASSERT_TRUE(j.is_object()) << name << ":" << line_no;
                 ++seen[check_line(j, *image, name + ":" + std::to_string(line_no))];
+                if (j.contains(schema::thread_start::end_t)) ++short_threads;
             }
         }
     }
@@ -378,4 +388,5 @@ TEST(EventSchema, RecordedLinesAreReadAsTheyWereWritten) {
                         EventKind::thread_end, EventKind::affinity, EventKind::thread_name, EventKind::fork,
                         EventKind::exec, EventKind::signal, EventKind::model, EventKind::thread_usage_at_exit})
         EXPECT_GT(seen[k], 0u) << schema::event_name(k) << " was not recorded: the runs above should write it";
+    EXPECT_GT(short_threads, 0u) << "no thread ended within 1 ms in one line";
 }
