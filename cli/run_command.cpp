@@ -225,14 +225,23 @@ int spawn_and_wait(const std::vector<std::string>& command, CommandOutput& outpu
     argv.push_back(nullptr);
 
     install_forwarding();
+    // Held from before the fork until the child's pid is known: a signal
+    // that came in between would find no child to forward to, and be lost.
+    sigset_t forwarded, before;
+    sigemptyset(&forwarded);
+    for (int sig : kForwardedSignals) sigaddset(&forwarded, sig);
+    ::sigprocmask(SIG_BLOCK, &forwarded, &before);
     pid_t child = ::fork();
     if (child < 0) {
-        output.say(std::string("cannot start a process: ") + std::strerror(errno));
+        const int error = errno;
+        ::sigprocmask(SIG_SETMASK, &before, nullptr);
+        output.say(std::string("cannot start a process: ") + std::strerror(error));
         return -1;
     }
     if (child == 0) {
         for (int sig : kForwardedSignals) ::signal(sig, SIG_DFL);
         ::sigaction(SIGPIPE, &g_original_sigpipe, nullptr);  // as the caller gave it
+        ::sigprocmask(SIG_SETMASK, &before, nullptr);
         ::execvp(argv[0], argv.data());
         int error = errno;
         // Only async-signal-safe calls from here.
@@ -246,6 +255,7 @@ int spawn_and_wait(const std::vector<std::string>& command, CommandOutput& outpu
         ::_exit(error == ENOENT ? 127 : 126);
     }
     g_child = child;
+    ::sigprocmask(SIG_SETMASK, &before, nullptr);  // what came meanwhile is forwarded now
     int status = 0;
     while (::waitpid(child, &status, 0) < 0) {
         if (errno != EINTR) {
