@@ -1,6 +1,7 @@
 #include "parsers/code_location/stack_unwinder.hpp"
 
 #include <cstring>
+#include <unordered_map>
 
 #if defined(__x86_64__)
 #include <libunwind.h>
@@ -32,11 +33,20 @@ bool is_unwind_failure(UnwindOutcome outcome) {
 
 #if defined(__x86_64__)
 
+// A mapping's file and load bias, looked up once per mapping: the
+// accessors read memory many times per frame.
+struct MappedFile {
+    const ModuleFile* file = nullptr;  // nullptr: not a usable file mapping
+    std::uint64_t bias = 0;
+};
+using MappedFiles = std::unordered_map<const SampledModule*, MappedFile>;
+
 // One unwind's state, handed to the accessors as their `arg`.
 struct UnwindCall {
     const SampledSite* site = nullptr;
     const ProcessAddressSpace* space = nullptr;
     ModuleFiles* files = nullptr;
+    MappedFiles* mapped = nullptr;
     bool read_above_copy = false;  // a read above sp fell outside the copy
     bool code_without_module = false;
 };
@@ -48,14 +58,16 @@ namespace {
 const ModuleFile* file_at(UnwindCall& call, std::uint64_t address, const SampledModule** mapping,
                           std::uint64_t* bias) {
     const std::optional<ModuleAddress> at = call.space->locate(address);
-    if (!at || at->module->kind != "file" || at->module->path.empty()) return nullptr;
-    const ModuleFile* file = call.files->of(*at->module).get();
-    if (file->gap() != CodeGap::None) return nullptr;
-    const std::optional<std::uint64_t> b = file->load_bias(*at->module);
-    if (!b) return nullptr;
+    if (!at) return nullptr;
+    auto [it, fresh] = call.mapped->try_emplace(at->module);
+    if (fresh && at->module->kind == "file" && !at->module->path.empty()) {
+        const ModuleFile* file = call.files->of(*at->module).get();
+        const std::optional<std::uint64_t> b = file->load_bias(*at->module);
+        if (file->gap() == CodeGap::None && b) it->second = MappedFile{file, *b};
+    }
     *mapping = at->module;
-    *bias = *b;
-    return file;
+    *bias = it->second.bias;
+    return it->second.file;
 }
 
 int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t* pi, int need_unwind_info, void* arg) {
@@ -127,12 +139,16 @@ struct StackUnwinder::Impl {
     const ProcessAddressSpace& space;
     ModuleFiles& files;
     unw_addr_space_t as = nullptr;
+    MappedFiles mapped;
 };
 
 StackUnwinder::StackUnwinder(const ProcessAddressSpace& space, ModuleFiles& files)
-    : impl_(new Impl{space, files, unw_create_addr_space(&accessors, 0)}) {
+    : impl_(new Impl{space, files, unw_create_addr_space(&accessors, 0), {}}) {
     // The mappings do not change within one process's address space: what
-    // libunwind learns of a function's unwind rules holds for every site.
+    // libunwind learns of a function's unwind rules holds for every site
+    // (without the cache an unwind is ten times slower). Per address space,
+    // not per thread: libunwind's per-thread cache is shared by every address
+    // space the thread unwinds, and two processes' modules may share addresses.
     if (impl_->as != nullptr) unw_set_caching_policy(impl_->as, UNW_CACHE_GLOBAL);
 }
 
@@ -147,7 +163,7 @@ UnwoundStack StackUnwinder::unwind(const SampledSite& site, std::size_t max_fram
         out.outcome = UnwindOutcome::StepFailed;
         return out;
     }
-    UnwindCall call{&site, &impl_->space, &impl_->files};
+    UnwindCall call{&site, &impl_->space, &impl_->files, &impl_->mapped};
     unw_cursor_t cursor;
     if (unw_init_remote(&cursor, impl_->as, &call) < 0) {
         out.outcome = UnwindOutcome::StepFailed;
