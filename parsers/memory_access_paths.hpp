@@ -12,11 +12,19 @@
 //                                   and the rest to the Node
 //   I/O, uncached                -> the Node
 //
-// One path per (thread, PU, target, level, backend), with these attributes
-// (memory_access_keys in core/run_model_schema.hpp; the levels' words in
-// core/memory_level.hpp): count, loads, stores, weight sums and the latency
-// histogram, the NUMA node, whether it was remote to the PU, the thread and
-// process. cpu-clock samples become RanOn paths Flow -> PU with
+// One path per (thread, PU, target, level, backend, call site, data object),
+// with these attributes (memory_access_keys in core/run_model_schema.hpp;
+// the levels' words in core/memory_level.hpp): count, loads, stores, weight
+// sums and the latency histogram, the NUMA node, whether it was remote to
+// the PU, the thread and process; where the recorder attributed the samples,
+// `site`, `call_path`, `object` and `object_kind`, resolved after the run
+// (parsers/code_location/attribution_resolver.hpp).
+//
+// Sites and objects split paths, so the model stays bounded at scale by
+// keeping the kMaxAttributedPairs (site, object) pairs with the most samples
+// per process apart; the rest are summed into the path without a site or
+// object, and a note says how many samples that was. Sites of one label
+// (several instructions of one source line) are one site. cpu-clock samples become RanOn paths Flow -> PU with
 // counts; PAPI counts become MemoryAccess paths PU -> cache with "misses".
 #pragma once
 
@@ -32,12 +40,16 @@
 
 namespace stacksage {
 
+inline constexpr std::size_t kMaxAttributedPairs = 64;
+
 struct MemoryPathStats {
     std::size_t access_paths = 0;   // MemoryAccess paths added (samples)
     std::size_t ran_on_paths = 0;
     std::size_t papi_paths = 0;
     std::uint64_t samples_placed = 0;
     std::uint64_t samples_unplaced = 0;  // on CPUs the topology does not have
+    std::size_t sites = 0;               // distinct call sites (by label) the summary attributed samples to
+    std::size_t sites_cut = 0;           // sites whose stack copy could not be unwound to the end
     std::vector<std::string> notes;      // complete sentences about what was left out
 };
 
