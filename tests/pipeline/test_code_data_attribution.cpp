@@ -12,11 +12,11 @@
 #include "analysis/memory_heatmap.hpp"
 #include "analysis/numa_locality_check.hpp"
 #include "analysis/run_view.hpp"
-#include "parsers/memory_access_paths.hpp"
-#include "parsers/run_loader.hpp"
+#include "analysis/analyzer.hpp"
+#include "reports/html_report.hpp"
 #include "reports/memory_heatmap_json.hpp"
 #include "reports/memory_heatmap_text.hpp"
-#include "tests/support/attributed_summary.hpp"
+#include "tests/support/attributed_run.hpp"
 #include "tests/support/synthetic_run.hpp"
 
 using namespace stacksage;
@@ -29,64 +29,18 @@ std::string data(const std::string& rel) { return std::string(STACKSAGE_TEST_DAT
 
 SampledAccess access(std::int64_t tid, std::int64_t cpu, const std::string& backend, const std::string& level,
                      std::int64_t node, bool remote, std::uint64_t count, std::int64_t site, std::int64_t object) {
-    SampledAccess a;
-    a.tid = tid;
-    a.cpu = cpu;
-    a.backend = backend;
-    a.level = level;
-    a.op = backend == "pagefault" ? "unknown" : "load";
-    a.node = node;
-    a.remote = remote;
-    a.count = count;
-    a.site = site;
-    a.object = object;
-    return a;
+    return test::attributed_access(tid, cpu, backend, level, node, remote, count, site, object);
 }
 
 std::string line_of(const std::string& marker) { return std::to_string(test::attributed_line(marker)); }
 const std::string kFile = "attributed_summary.hpp";
 std::string site_label(const std::string& function) { return function + " (" + kFile + ":" + line_of(function) + ")"; }
 
-// pid 4711 on the two-socket machine (main thread on PU 0, NUMA node 0; its
-// worker on PU 8, node 1): the main thread first touched 92 of the mesh's
-// 100 sampled pages in init_mesh, the worker 8 in compute_mesh; the worker
-// then read the mesh from node 0 (remote) and the static table from L1.
-struct AttributedRun {
+struct RunDirectory {
     TempDir dir;
-    LoadedRun run;
-    SampleSummary summary;
-    MemoryPathStats stats;
-    std::int64_t worker = 4711 * 100 + 1;
-    AttributedRun() {
-        SyntheticRun r(dir.path());
-        r.write_run_json();
-        r.copy_topology("n01", data("hwloc-xml/32em64t-2n8c2t-pci-normalio.xml"));
-        SyntheticProcess p = busy_process("n01", 4711, -1, 2, "0");
-        p.threads[0].cpuset = "8";
-        r.add_process(p);
-        auto loaded = load_run(dir.str());
-        EXPECT_TRUE(loaded.ok()) << (loaded.ok() ? "" : loaded.error().message);
-        run = std::move(loaded.value());
-
-        summary.path = "n01/pid-4711.samples.jsonl";
-        summary.pid = 4711;
-        test::add_known_shape(summary, worker);
-        summary.accesses = {
-            access(4711, 0, "pagefault", "unknown", 0, false, 92, test::kSiteInit, test::kObjectMesh),
-            access(worker, 8, "pagefault", "unknown", 1, false, 8, test::kSiteCompute, test::kObjectMesh),
-            access(worker, 8, "pebs", "remote_dram", 0, true, 600, test::kSiteCompute, test::kObjectMesh),
-            access(worker, 8, "pebs", "local_dram", 1, false, 100, test::kSiteCompute, test::kObjectStack),
-            access(worker, 8, "pebs", "L1", -1, false, 300, test::kSiteCompute, test::kObjectTable),
-            access(4711, 0, "pebs", "L1", -1, false, 50, -1, -1),
-        };
-        Model& m = run.model;
-        const ComponentId node = m.components_of_type(ComponentType::Node).front();
-        stats = add_sample_summary(m, node, summary, [&](std::int64_t tid) {
-            for (ComponentId f : m.components_of_type(ComponentType::Flow))
-                if (m.os_index(f) == tid) return f;
-            return kNoComponent;
-        });
-    }
+};
+struct AttributedRun : RunDirectory, test::AttributedRun {
+    AttributedRun() : test::AttributedRun(dir.path()) {}
     // The paths with this site label.
     std::vector<DataPathId> paths_of_site(const std::string& site) const {
         const Model& m = run.model;
@@ -241,4 +195,27 @@ TEST(CodeDataAttribution, TextAndJsonListTheTopCallSitesPerLevel) {
     EXPECT_EQ(j[0]["objects"][0]["kind"], "heap");
     EXPECT_EQ(j[0]["objects"][0]["first_touch"], 100);
     EXPECT_EQ(j[0]["samples_without_site"], 50);
+}
+
+TEST(CodeDataAttribution, TheHtmlPageEmbedsCallSitesAndObjectsPerLevel) {
+    AttributedRun t;
+    const AnalysisResult analysis = analyze(t.run.model);
+    ReportData data;
+    data.analysis = &analysis;
+    data.notes = &t.run.notes;
+    const nlohmann::json page = html_report_data(data, t.run.model);
+    const nlohmann::json& memory = page["nodes"][0]["memory"];
+    // Levels L1, local_dram, remote_dram, then first touches: the rows' counts in that order.
+    ASSERT_EQ(memory["levels"].size(), 4u);
+    EXPECT_EQ(memory["levels"][3]["level"], "first_touch");
+    ASSERT_EQ(memory["sites"].size(), 2u);
+    EXPECT_EQ(memory["sites"][0]["site"], site_label("compute_mesh"));
+    EXPECT_EQ(memory["sites"][0]["per_level"], nlohmann::json({300, 100, 600, 8}));
+    EXPECT_EQ(memory["sites"][1]["per_level"], nlohmann::json({0, 0, 0, 92}));
+    ASSERT_EQ(memory["objects"].size(), 3u);
+    EXPECT_EQ(memory["objects"][0]["kind"], "heap");
+    EXPECT_EQ(memory["objects"][0]["per_level"], nlohmann::json({0, 0, 600, 100}));
+    const std::string html = render_html_report(data, t.run.model);
+    EXPECT_NE(html.find("<table id=\"sites\">"), std::string::npos);
+    EXPECT_NE(html.find("<div id=\"objects\">"), std::string::npos);
 }
