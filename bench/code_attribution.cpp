@@ -123,7 +123,8 @@ void BM_UnwindAndSymbolize(benchmark::State& state) {
     ProcessAddressSpace space(c.modules);
     ModuleFiles files;
     StackUnwinder unwinder(space, files);
-    Symbolizer symbols(space, files);
+    ModuleSymbolTables tables;
+    Symbolizer symbols(space, files, tables);
     std::size_t frames = 0, complete = 0, i = 0;
     for (auto _ : state) {
         const SampledSite& s = c.sites[i++ % c.sites.size()];
@@ -152,8 +153,8 @@ void BM_Unwind(benchmark::State& state) {
 BENCHMARK(BM_Unwind);
 
 // A whole summary's sites resolved from nothing: files opened, debug
-// information loaded, every site unwound and symbolized (the per-process
-// start-up cost, paid once per summary).
+// information loaded, every site unwound and symbolized (the start-up cost,
+// paid once per run for each program and library).
 void BM_ResolveSummaryCold(benchmark::State& state) {
     const Capture& c = capture();
     SampleSummary summary;
@@ -167,6 +168,25 @@ void BM_ResolveSummaryCold(benchmark::State& state) {
     state.counters["sites"] = static_cast<double>(c.sites.size());
 }
 BENCHMARK(BM_ResolveSummaryCold)->Unit(benchmark::kMillisecond);
+
+// The next process of the same program in the same run (another rank): the
+// files and their symbols are shared (CodeFilesCache); only its own stacks
+// are unwound, and its addresses looked up in the shared tables.
+void BM_ResolveSummaryOfAnotherRank(benchmark::State& state) {
+    const Capture& c = capture();
+    SampleSummary summary;
+    summary.modules = c.modules;
+    summary.sites = c.sites;
+    CodeFilesCache shared;
+    { AttributionResolver first(summary, &shared); }
+    for (auto _ : state) {
+        AttributionResolver r(summary, &shared);
+        benchmark::DoNotOptimize(r.site(0));
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * c.sites.size()));
+    state.counters["sites"] = static_cast<double>(c.sites.size());
+}
+BENCHMARK(BM_ResolveSummaryOfAnotherRank)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -140,7 +140,8 @@ ComponentId memory_access_target(const Model& m, ComponentId host, ComponentId p
 }
 
 MemoryPathStats add_sample_summary(Model& m, ComponentId host, const SampleSummary& summary,
-                                   const std::function<ComponentId(std::int64_t tid)>& flow_of) {
+                                   const std::function<ComponentId(std::int64_t tid)>& flow_of,
+                                   CodeFilesCache* code_files) {
     MemoryPathStats stats;
     std::map<std::int64_t, ComponentId> pus;
     for (ComponentId pu : m.descendants_of_type(host, ComponentType::Thread)) pus.emplace(m.os_index(pu), pu);
@@ -159,7 +160,7 @@ MemoryPathStats add_sample_summary(Model& m, ComponentId host, const SampleSumma
     std::unique_ptr<AttributionResolver> resolver;
     AttributionPlan plan;
     if (!summary.sites.empty() || !summary.objects.empty()) {
-        resolver = std::make_unique<AttributionResolver>(summary);
+        resolver = std::make_unique<AttributionResolver>(summary, code_files);
         plan = plan_attribution(summary, *resolver);
     }
 

@@ -53,12 +53,18 @@ struct MemoryPathStats {
     std::vector<std::string> notes;      // complete sentences about what was left out
 };
 
+struct CodeFilesCache;
+
 // Adds the summary's samples to model under host_node (a Node component
 // holding the host's hwloc subtree). flow_of maps a thread id of the
 // summary's process to its Flow component (kNoComponent: RanOn paths for
 // that thread are skipped, MemoryAccess paths still carry the tid).
+// code_files: module files and symbols shared with the run's other
+// summaries (parsers/code_location/attribution_resolver.hpp); nullptr: this
+// summary's own.
 MemoryPathStats add_sample_summary(Model& model, ComponentId host_node, const SampleSummary& summary,
-                                   const std::function<ComponentId(std::int64_t tid)>& flow_of);
+                                   const std::function<ComponentId(std::int64_t tid)>& flow_of,
+                                   CodeFilesCache* code_files = nullptr);
 
 // The component a sample served by `level` is attributed to, as above.
 // pu: the issuing PU (a Thread component); numa_node: the address's node, -1 unknown.

@@ -17,6 +17,7 @@
 #include "parsers/hwloc_loader.hpp"
 #include "parsers/image_notes.hpp"
 #include "parsers/input_file.hpp"
+#include "parsers/code_location/attribution_resolver.hpp"
 #include "parsers/memory_access_paths.hpp"
 #include "parsers/node_file_reader.hpp"
 #include "parsers/sample_summary.hpp"
@@ -808,10 +809,13 @@ private:
                 note(LoadNote::Level::Error, relative, summary.error().message + "; its samples are left out");
                 continue;
             }
-            const MemoryPathStats stats = add_sample_summary(run_.model, node, *summary, [&](std::int64_t tid) {
-                auto it = flow_of_tid.find(tid);
-                return it == flow_of_tid.end() ? kNoComponent : it->second;
-            });
+            const MemoryPathStats stats = add_sample_summary(
+                run_.model, node, *summary,
+                [&](std::int64_t tid) {
+                    auto it = flow_of_tid.find(tid);
+                    return it == flow_of_tid.end() ? kNoComponent : it->second;
+                },
+                &code_files_);
             if (summary->torn_last_line)
                 note(LoadNote::Level::Info, relative, "the last line is torn (the process was killed); it is ignored");
             for (const std::string& n : stats.notes) note(LoadNote::Level::Info, relative, n);
@@ -827,6 +831,9 @@ private:
     std::optional<TopologyResolver> resolver_;
     std::vector<ComponentId> pu_by_cpu_;
     Cpuset missing_cpus_;
+    // The module files and symbols behind the summaries' call sites, shared
+    // by the run's processes: a program's debug information is read once.
+    CodeFilesCache code_files_;
 };
 
 }  // namespace

@@ -36,11 +36,13 @@ std::string ResolvedSite::call_path_text(std::size_t max_frames) const {
     return out;
 }
 
-AttributionResolver::AttributionResolver(const SampleSummary& summary)
+AttributionResolver::AttributionResolver(const SampleSummary& summary, CodeFilesCache* shared)
     : summary_(summary),
       space_(summary.modules),
-      symbols_(space_, files_),
-      unwinder_(space_, files_) {
+      own_cache_(shared != nullptr ? nullptr : std::make_unique<CodeFilesCache>()),
+      cache_(shared != nullptr ? *shared : *own_cache_),
+      symbols_(space_, cache_.files, cache_.symbols),
+      unwinder_(space_, cache_.files) {
     for (const SampledSite& s : summary.sites) sites_.emplace(s.id, resolve_site(s));
     for (const SampledObject& o : summary.objects) objects_.emplace(o.id, resolve_object(o));
 }

@@ -9,12 +9,14 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "parsers/code_location/code_location.hpp"
 #include "parsers/code_location/module_file.hpp"
+#include "parsers/code_location/module_symbols.hpp"
 #include "parsers/code_location/process_address_space.hpp"
 #include "parsers/code_location/stack_unwinder.hpp"
 #include "parsers/code_location/symbolizer.hpp"
@@ -50,10 +52,19 @@ std::string where(const CodeLocation& location);
 // libstacksage), whose frames are passed over when picking a site.
 bool is_system_module(std::string_view path);
 
+// What resolving one summary leaves for the next ones of the same run: the
+// opened module files and their symbols, by the files' own addresses.
+struct CodeFilesCache {
+    ModuleFiles files;
+    ModuleSymbolTables symbols;
+};
+
 class AttributionResolver {
 public:
     // Resolves every site and object of summary (which must outlive it).
-    explicit AttributionResolver(const SampleSummary& summary);
+    // shared: the cache of the run's other summaries (it must outlive the
+    // resolver); nullptr: one of its own.
+    explicit AttributionResolver(const SampleSummary& summary, CodeFilesCache* shared = nullptr);
 
     // \return the resolved site or object with this id; nullptr for -1 or an id the summary lacks.
     const ResolvedSite* site(std::int64_t id) const;
@@ -73,7 +84,8 @@ public:
 private:
     const SampleSummary& summary_;
     ProcessAddressSpace space_;
-    ModuleFiles files_;
+    std::unique_ptr<CodeFilesCache> own_cache_;
+    CodeFilesCache& cache_;
     Symbolizer symbols_;
     StackUnwinder unwinder_;
     std::map<std::int64_t, ResolvedSite> sites_;

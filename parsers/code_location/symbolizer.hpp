@@ -1,8 +1,8 @@
-// Code addresses of a sampled process to functions and, where the module
-// has debug information, source file and line, with elfutils' libdwfl: each
-// module file reported once at its load bias (checked against the recorded
-// build id; separate debug files found by build id or .gnu_debuglink, as
-// dwfl_standard_find_debuginfo does), each address resolved once (cached).
+// Code and data addresses of one sampled process to functions and, where the
+// module has debug information, source file and line: the address's mapping
+// (ProcessAddressSpace), its file checked against the recorded build id
+// (ModuleFiles), its symbols by the file's own addresses (ModuleSymbols,
+// libdwfl, shared between processes); each address resolved once (cached).
 // No program is run.
 #pragma once
 
@@ -12,17 +12,15 @@
 
 #include "parsers/code_location/code_location.hpp"
 #include "parsers/code_location/module_file.hpp"
+#include "parsers/code_location/module_symbols.hpp"
 #include "parsers/code_location/process_address_space.hpp"
 
 namespace stacksage {
 
 class Symbolizer {
 public:
-    // space and files must outlive the symbolizer.
-    Symbolizer(const ProcessAddressSpace& space, ModuleFiles& files);
-    ~Symbolizer();
-    Symbolizer(const Symbolizer&) = delete;
-    Symbolizer& operator=(const Symbolizer&) = delete;
+    // space, files and tables must outlive the symbolizer.
+    Symbolizer(const ProcessAddressSpace& space, ModuleFiles& files, ModuleSymbolTables& tables);
 
     // \return where address lies. return_address: it is a caller's return
     //         address, looked up one byte back so that a call at the end of a
@@ -35,10 +33,10 @@ public:
 
     std::size_t cached() const { return cache_.size(); }
 
-    struct Impl;
-
 private:
-    std::unique_ptr<Impl> impl_;
+    const ProcessAddressSpace& space_;
+    ModuleFiles& files_;
+    ModuleSymbolTables& tables_;
     // Keyed by (looked-up address << 1 | 1 for code): user addresses leave the top bit free.
     std::unordered_map<std::uint64_t, std::unique_ptr<CodeLocation>> cache_;
     CodeLocation resolve(std::uint64_t address, bool code);

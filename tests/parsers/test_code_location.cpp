@@ -114,7 +114,8 @@ Unwound unwind_and_symbolize(const Capture& c) {
     ProcessAddressSpace space(c.modules);
     ModuleFiles files;
     StackUnwinder unwinder(space, files);
-    Symbolizer symbols(space, files);
+    ModuleSymbolTables tables;
+    Symbolizer symbols(space, files, tables);
     Unwound u;
     u.stack = unwinder.unwind(c.site);
     for (std::size_t i = 0; i < u.stack.frames.size(); ++i) u.frames.push_back(symbols.code(u.stack.frames[i], i > 0));
@@ -187,7 +188,8 @@ TEST(Symbolizer, AnotherBuildAtTheModulesPathGivesModuleAndOffsetOnly) {
         if (m.path == c.program) m.build_id = "00112233445566778899aabbccddeeff00112233";
     ProcessAddressSpace space(c.modules);
     ModuleFiles files;
-    Symbolizer symbols(space, files);
+    ModuleSymbolTables tables;
+    Symbolizer symbols(space, files, tables);
     const CodeLocation& l = symbols.code(c.site.reg_ip);
     EXPECT_EQ(l.gap, CodeGap::BuildIdMismatch);
     EXPECT_EQ(l.function, "");
@@ -200,7 +202,8 @@ TEST(Symbolizer, AMissingFileGivesNoFile) {
         if (m.path == c.program) m.path = "/nonexistent/known_shape";
     ProcessAddressSpace space(c.modules);
     ModuleFiles files;
-    Symbolizer symbols(space, files);
+    ModuleSymbolTables tables;
+    Symbolizer symbols(space, files, tables);
     const CodeLocation& l = symbols.code(c.site.reg_ip);
     EXPECT_EQ(l.gap, CodeGap::NoFile);
     EXPECT_EQ(l.label().rfind("known_shape+0x", 0), 0u) << l.label();
@@ -213,7 +216,8 @@ TEST(Symbolizer, VdsoJitUnreadableAndUnmappedAddressesSayWhy) {
     modules[2] = {2, "/opt/app/lib.so", 0x30000, 0x40000, 0x2000, "", "unreadable", true};
     ProcessAddressSpace space(modules);
     ModuleFiles files;
-    Symbolizer symbols(space, files);
+    ModuleSymbolTables tables;
+    Symbolizer symbols(space, files, tables);
     EXPECT_EQ(symbols.code(0x1800).gap, CodeGap::Vdso);
     EXPECT_EQ(symbols.code(0x1800).label(), "[vdso]+0x800");
     EXPECT_EQ(symbols.code(0x10040).gap, CodeGap::AnonExec);
@@ -318,6 +322,32 @@ TEST(AttributionResolver, FramesOfAStrippedUserModuleAreNoted) {
     for (const std::string& n : r.notes())
         if (n.find("in known_shape_nofp_stripped: the module is stripped") != std::string::npos) noted = true;
     EXPECT_TRUE(noted) << ::testing::PrintToString(r.notes());
+}
+
+}  // namespace
+}  // namespace stacksage
+
+namespace stacksage {
+namespace {
+
+// Two processes of one program (a PIE: ASLR maps it elsewhere each time)
+// resolved with one shared cache: each gets its own addresses right.
+TEST(AttributionResolver, ProcessesOfOneProgramShareItsFilesAndSymbols) {
+    const Capture a = run_known_shape("nofp_g"), b = run_known_shape("nofp_g");
+    CodeFilesCache shared;
+    for (const Capture* c : {&a, &b}) {
+        SampleSummary s;
+        s.modules = c->modules;
+        s.sites.push_back(c->site);
+        const AttributionResolver r(s, &shared);
+        const ResolvedSite* site = r.site(0);
+        ASSERT_NE(site, nullptr);
+        EXPECT_EQ(site->outcome, UnwindOutcome::Complete);
+        ASSERT_GE(site->call_path.size(), 4u);
+        EXPECT_EQ(site->call_path[2].label(), "outer_loop (known_shape.c:" + std::to_string(marked_line("outer_loop")) + ")");
+        EXPECT_EQ(site->call_path[3].function, "main");
+    }
+    EXPECT_NE(a.site.reg_ip, b.site.reg_ip) << "ASLR is off: the two processes share their addresses";
 }
 
 }  // namespace
