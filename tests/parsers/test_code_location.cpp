@@ -4,6 +4,7 @@
 // with libdwfl after the program ended; the known functions and lines must
 // come back, and what cannot be resolved must say why.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -28,6 +29,8 @@ struct Capture {
     std::vector<SampledModule> modules;
     std::uint64_t sink = 0;
     std::string program;
+    std::vector<std::uint64_t> kernel_chain;  // perf: the kernel's frame-pointer chain, context markers left out
+    bool refused = false;                     // perf: the kernel refused the event
 };
 
 std::vector<std::uint8_t> from_hex(const std::string& hex) {
@@ -63,12 +66,19 @@ std::optional<SampledModule> module_of_maps_line(const std::string& line, std::i
     return m;
 }
 
-Capture run_known_shape(const std::string& variant, std::size_t stack_limit = std::size_t{1} << 20) {
+// mode "perf": the kernel's sample of a page fault instead of the program's own copy.
+Capture run_known_shape(const std::string& variant, std::size_t stack_limit = std::size_t{1} << 20,
+                        const std::string& mode = "copy") {
     Capture c;
     c.program = std::string(KNOWN_SHAPE_DIR) + "/known_shape_" + variant;
     const std::string out = "/tmp/unit_code_location_" + variant + "_" + std::to_string(getpid()) + ".txt";
-    const std::string command = c.program + " " + out + " " + std::to_string(stack_limit);
-    EXPECT_EQ(std::system(command.c_str()), 0) << command;
+    const std::string command = c.program + " " + out + " " + std::to_string(stack_limit) + " " + mode;
+    const int status = std::system(command.c_str());
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 3) {
+        c.refused = true;
+        return c;
+    }
+    EXPECT_EQ(status, 0) << command;
     std::ifstream in(out);
     std::string line, word;
     std::int64_t id = 0;
@@ -83,6 +93,14 @@ Capture run_known_shape(const std::string& variant, std::size_t stack_limit = st
             std::string hex;
             fields >> hex;
             c.site.stack = from_hex(hex);
+        } else if (word == "chain") {
+            std::string hex;
+            while (fields >> hex) {
+                const std::uint64_t a = std::stoull(hex, nullptr, 16);
+                if (a < 0xffffffffffff0000ull) c.kernel_chain.push_back(a);  // PERF_CONTEXT_* markers are near -1
+            }
+        } else if (word == "sample_ip") {
+            continue;
         } else if (auto m = module_of_maps_line(line, id)) {
             c.modules.push_back(*m);
             ++id;
@@ -164,6 +182,32 @@ TEST_P(KnownShape, UnwindsTheCopiedStackToMainThroughTheKnownFunctions) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Builds, KnownShape, ::testing::Values("fp_g", "nofp_g", "fp_nog", "nofp_stripped"));
+
+// The kernel's own sample of a first touch (a software page-fault event with
+// the user registers and stack, as the recorder opens it), unwound after the
+// program ended: the faulting store's line, then its callers.
+TEST_P(KnownShape, UnwindsTheKernelsStackCopyOfAPageFault) {
+    const Capture c = run_known_shape(GetParam(), 0, "perf");
+    if (c.refused) GTEST_SKIP() << "the kernel refused a software page-fault event (perf_event_paranoid)";
+    ASSERT_FALSE(c.site.stack.empty());
+    const Unwound u = unwind_and_symbolize(c);
+    EXPECT_EQ(u.stack.outcome, UnwindOutcome::Complete);
+    ASSERT_GE(u.frames.size(), 4u);
+    const char* names[] = {"inner_touch", "outer_loop", "main"};
+    const int lines[] = {marked_line("first_touch"), marked_line("outer_loop"), marked_line("main")};
+    for (std::size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(u.frames[i].module, c.program) << i;
+        if (GetParam() == "nofp_stripped") continue;
+        EXPECT_EQ(u.frames[i].function, names[i]) << i;
+        if (GetParam().find("_g") != std::string::npos) EXPECT_EQ(u.frames[i].line, lines[i]) << i;
+    }
+    // With frame pointers, the kernel's chain is the same path (unwind "callchain").
+    if (GetParam().rfind("fp_", 0) == 0) {
+        ASSERT_GE(c.kernel_chain.size(), 4u);
+        EXPECT_EQ(c.kernel_chain[0], c.site.reg_ip);
+        for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(c.kernel_chain[i], u.stack.frames[i]) << i;
+    }
+}
 
 TEST(StackUnwinder, AShortStackCopyEndsWithStackCopyEndAndKeepsTheFramesItHas) {
     const Capture c = run_known_shape("nofp_g", 96);
