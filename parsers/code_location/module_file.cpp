@@ -49,7 +49,8 @@ std::string build_id_in_notes(const std::uint8_t* p, std::size_t size) {
 std::shared_ptr<const ModuleFile> ModuleFile::open(const std::string& path, const std::string& expected_build_id) {
     std::shared_ptr<ModuleFile> f(new ModuleFile);
     f->path_ = path;
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: a path from a run directory may name a FIFO; opening it must not wait.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         f->why_ = path + ": " + std::strerror(errno);
         return f;

@@ -4,6 +4,7 @@
 // with libdwfl after the program ended; the known functions and lines must
 // come back, and what cannot be resolved must say why.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -251,6 +252,19 @@ TEST(Symbolizer, AMissingFileGivesNoFile) {
     const CodeLocation& l = symbols.code(c.site.reg_ip);
     EXPECT_EQ(l.gap, CodeGap::NoFile);
     EXPECT_EQ(l.label().rfind("known_shape+0x", 0), 0u) << l.label();
+}
+
+TEST(ModuleFile, AFifoADirectoryAndATextFileAreNoFileWithTheReason) {
+    const std::string fifo = "/tmp/unit_code_location_fifo_" + std::to_string(getpid());
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    const auto f = ModuleFile::open(fifo, "");  // must not wait for a writer
+    EXPECT_EQ(f->gap(), CodeGap::NoFile);
+    EXPECT_NE(f->why().find("not a regular ELF file"), std::string::npos) << f->why();
+    std::remove(fifo.c_str());
+    EXPECT_EQ(ModuleFile::open("/tmp", "")->gap(), CodeGap::NoFile);
+    EXPECT_EQ(ModuleFile::open(KNOWN_SHAPE_SOURCE, "")->gap(), CodeGap::NoFile);
+    EXPECT_NE(ModuleFile::open(KNOWN_SHAPE_SOURCE, "")->why().find("not an ELF file"), std::string::npos);
+    EXPECT_NE(ModuleFile::open("/nonexistent/app", "")->why().find("No such file"), std::string::npos);
 }
 
 TEST(Symbolizer, VdsoJitUnreadableAndUnmappedAddressesSayWhy) {
