@@ -8,6 +8,9 @@ namespace stacksage {
 
 namespace {
 
+// perf's PERF_CONTEXT_* markers in a call chain are the last 4095 values below 2^64.
+constexpr std::uint64_t kPerfContextMarkers = ~std::uint64_t{0} - 4095;
+
 std::string plural(std::uint64_t n, std::string_view one, std::string_view many) {
     return fmt::format("{} {}", n, n == 1 ? one : many);
 }
@@ -71,8 +74,14 @@ ResolvedSite AttributionResolver::resolve_site(const SampledSite& s) {
     }
     if (frames.empty()) {
         // The kernel's chain (unwind "callchain"), or the sampled ip alone.
+        // The kernel's own form of the chain starts with a context marker
+        // (PERF_CONTEXT_USER, near 2^64) and the ip: neither is a caller.
         frames.push_back(s.ip);
-        frames.insert(frames.end(), s.frames.begin(), s.frames.end());
+        for (std::size_t i = 0; i < s.frames.size(); ++i) {
+            const std::uint64_t f = s.frames[i];
+            if (f >= kPerfContextMarkers || (frames.size() == 1 && f == s.ip)) continue;
+            frames.push_back(f);
+        }
     }
     r.call_path.reserve(frames.size());
     for (std::size_t i = 0; i < frames.size(); ++i) r.call_path.push_back(symbols_.code(frames[i], i > 0));
