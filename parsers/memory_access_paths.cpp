@@ -233,8 +233,6 @@ MemoryPathStats add_sample_summary(Model& m, ComponentId host, const SampleSumma
                 "(the model keeps the {} pairs with the most samples per process)",
                 summary.path, plan.merged_samples, plan.merged_pairs, kMaxAttributedPairs));
         stats.sites = plan.canonical_site.size();
-        stats.sites_cut = 0;
-        for (const auto& [outcome, n] : resolver->unwind_failures()) stats.sites_cut += n;
     }
     if (unplaced_cpus > 0)
         stats.notes.push_back(summary.path + ": " + std::to_string(stats.samples_unplaced) +

@@ -49,7 +49,6 @@ struct MemoryPathStats {
     std::uint64_t samples_placed = 0;
     std::uint64_t samples_unplaced = 0;  // on CPUs the topology does not have
     std::size_t sites = 0;               // distinct call sites (by label) the summary attributed samples to
-    std::size_t sites_cut = 0;           // sites whose stack copy could not be unwound to the end
     std::vector<std::string> notes;      // complete sentences about what was left out
 };
 
