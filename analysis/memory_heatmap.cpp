@@ -1,12 +1,15 @@
 #include "analysis/memory_heatmap.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <unordered_map>
 
 #include "core/memory_level.hpp"
 #include "core/run_model_schema.hpp"
 #include "core/sample_backend.hpp"
+
+#include <tuple>
 
 namespace stacksage {
 
@@ -57,7 +60,56 @@ void add_numa(std::vector<std::pair<std::int64_t, std::uint64_t>>& v, std::int64
     v.emplace_back(numa, n);
 }
 
+// Rows of sites or objects, keyed by label, before the levels' order is known.
+struct RowSums {
+    std::string detail;
+    std::map<std::string, std::uint64_t> per_level;
+    std::uint64_t accesses = 0, first_touch = 0, first_touch_remote = 0;
+};
+
+// The rows, most samples first, at most kHeatmapTopRows; returns the samples of those left out.
+std::uint64_t finish_rows(std::map<std::string, RowSums>& sums, const std::vector<HeatmapLevel>& levels,
+                          std::vector<HeatmapCodeRow>& out) {
+    for (auto& [label, r] : sums) {
+        HeatmapCodeRow row;
+        row.label = label;
+        row.detail = std::move(r.detail);
+        for (const HeatmapLevel& l : levels) row.per_level.push_back(r.per_level[l.level]);
+        row.accesses = r.accesses;
+        row.first_touch = r.first_touch;
+        row.first_touch_remote = r.first_touch_remote;
+        out.push_back(std::move(row));
+    }
+    std::stable_sort(out.begin(), out.end(), [](const HeatmapCodeRow& a, const HeatmapCodeRow& b) {
+        return a.total() > b.total();
+    });
+    std::uint64_t left_out = 0;
+    for (std::size_t i = kHeatmapTopRows; i < out.size(); ++i) left_out += out[i].total();
+    if (out.size() > kHeatmapTopRows) out.resize(kHeatmapTopRows);
+    return left_out;
+}
+
+std::vector<std::pair<const HeatmapCodeRow*, std::uint64_t>> top_rows(
+    const std::vector<HeatmapCodeRow>& rows, std::size_t n, const std::function<std::uint64_t(const HeatmapCodeRow&)>& of) {
+    std::vector<std::pair<const HeatmapCodeRow*, std::uint64_t>> out;
+    for (const HeatmapCodeRow& r : rows)
+        if (const std::uint64_t v = of(r); v > 0) out.emplace_back(&r, v);
+    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    if (out.size() > n) out.resize(n);
+    return out;
+}
+
 }  // namespace
+
+std::vector<std::pair<const HeatmapCodeRow*, std::uint64_t>> top_sites_of_level(const NodeMemoryHeatmap& h,
+                                                                                std::size_t level, std::size_t n) {
+    return top_rows(h.sites, n, [&](const HeatmapCodeRow& r) { return level < r.per_level.size() ? r.per_level[level] : 0; });
+}
+
+std::vector<std::pair<const HeatmapCodeRow*, std::uint64_t>> top_first_touch_sites(const NodeMemoryHeatmap& h,
+                                                                                   std::size_t n) {
+    return top_rows(h.sites, n, [](const HeatmapCodeRow& r) { return r.first_touch; });
+}
 
 std::string_view to_string(FirstTouchLocality locality) {
     switch (locality) {
@@ -100,6 +152,27 @@ std::vector<NodeMemoryHeatmap> build_memory_heatmaps(const Model& m) {
         std::map<std::string, std::uint64_t> papi;
         std::map<std::string, double> weight_by_level;
         std::map<std::string, std::uint64_t> by_backend;
+        std::map<std::string, RowSums> sites, objects;
+        // A path's samples on its site's and object's rows.
+        const auto attribute = [&](DataPathId dp, std::string_view level, std::uint64_t count, bool first_touch,
+                                   bool remote) {
+            const std::string_view site = m.get(dp, k.site).value_or("");
+            const std::string_view object = m.get(dp, k.object).value_or("");
+            if (site.empty()) h.samples_without_site += count;
+            for (auto [label, rows, detail] : {std::tuple{site, &sites, m.get(dp, k.call_path).value_or("")},
+                                               std::tuple{object, &objects, m.get(dp, k.object_kind).value_or("")}}) {
+                if (label.empty()) continue;
+                RowSums& r = (*rows)[std::string(label)];
+                if (r.detail.empty()) r.detail = std::string(detail);
+                if (first_touch) {
+                    r.first_touch += count;
+                    if (remote) r.first_touch_remote += count;
+                } else {
+                    r.per_level[std::string(level)] += count;
+                    r.accesses += count;
+                }
+            }
+        };
         for (std::size_t i = 0; i < h.pus.size(); ++i) {
             // Where threads ran (cpu-clock): not memory, but samples this node delivered.
             for (DataPathId dp : m.datapaths(h.pus[i], DataPathType::RanOn, Direction::In))
@@ -119,6 +192,7 @@ std::vector<NodeMemoryHeatmap> build_memory_heatmaps(const Model& m) {
                     h.first_touch_samples += count;
                     if (remote) h.first_touch_remote += count;
                     h.first_touch_per_pu[i] += count;
+                    attribute(dp, level, count, true, remote);
                     // Pages the lookup did not find go to the Node (memory_access_paths.hpp).
                     if (m.type(m.target(dp)) == ComponentType::Numa)
                         add_numa(h.first_touch_per_numa, m.os_index(m.target(dp)), count);
@@ -143,6 +217,7 @@ std::vector<NodeMemoryHeatmap> build_memory_heatmaps(const Model& m) {
                 add_target(m, l.per_target, m.target(dp), count);
                 weight_by_level[l.level] += static_cast<double>(int_attr(m, dp, k.weight_sum));
                 h.access_samples += count;
+                attribute(dp, l.level, count, false, remote);
             }
         }
         for (auto& [rank, l] : levels) {
@@ -154,6 +229,8 @@ std::vector<NodeMemoryHeatmap> build_memory_heatmaps(const Model& m) {
             h.levels.push_back(std::move(l));
         }
         for (auto& [level, n] : papi) h.papi_misses.emplace_back(level, n);
+        h.sites_left_out = finish_rows(sites, h.levels, h.sites);
+        h.objects_left_out = finish_rows(objects, h.levels, h.objects);
         std::sort(h.first_touch_per_numa.begin(), h.first_touch_per_numa.end());
         h.first_touch_locality = first_touch_locality(h);
         for (const auto& [backend, n] : by_backend)

@@ -49,6 +49,24 @@ enum class FirstTouchLocality : std::uint8_t {
 };
 std::string_view to_string(FirstTouchLocality locality);  // "none", "single_numa_node", "local", ...
 
+// A call site or a data object with its samples per level: the rows of the
+// reports' table of call sites x levels and of their heatmap per object
+// (from the MemoryAccess paths' `site`, `call_path`, `object`, `object_kind`).
+struct HeatmapCodeRow {
+    std::string label;   // site: "init_mesh (mesh.c:102)"; object: "heap block of 80 MiB allocated at ..."
+    std::string detail;  // site: its call path; object: its kind ("heap", "static", ...)
+    std::vector<std::uint64_t> per_level;  // same order as NodeMemoryHeatmap::levels
+    std::uint64_t accesses = 0;            // access samples (the sum of per_level)
+    std::uint64_t first_touch = 0;         // page-fault samples
+    std::uint64_t first_touch_remote = 0;  // of which placed off the touching PU's NUMA node
+    std::uint64_t total() const { return accesses + first_touch; }
+};
+
+// Rows kept per node in NodeMemoryHeatmap::sites and ::objects.
+inline constexpr std::size_t kHeatmapTopRows = 50;
+// Call sites the reports list per level (JSON; the text lists 3).
+inline constexpr std::size_t kTopSitesPerLevel = 5;
+
 struct NodeMemoryHeatmap {
     std::string host;
     ComponentId node = kNoComponent;
@@ -77,12 +95,26 @@ struct NodeMemoryHeatmap {
     FirstTouchLocality first_touch_locality = FirstTouchLocality::None;
     // PAPI misses per level ("L1", "L2", "L3"), summed over the node's PUs.
     std::vector<std::pair<std::string, std::uint64_t>> papi_misses;
+    // Call sites and data objects (where the recorder attributed samples),
+    // most samples first, at most kHeatmapTopRows each; the samples of the
+    // rows left out, and of samples without a site.
+    std::vector<HeatmapCodeRow> sites, objects;
+    std::uint64_t sites_left_out = 0, objects_left_out = 0;
+    std::uint64_t samples_without_site = 0;
 
     bool empty() const { return access_samples == 0 && first_touch_samples == 0 && papi_misses.empty(); }
 };
 
 // One heatmap per Node of the model that has memory samples, in model order.
 std::vector<NodeMemoryHeatmap> build_memory_heatmaps(const Model& model);
+
+// The call sites with the most samples served by levels[level]: at most n
+// (site row, samples) pairs, most first; empty without attributed samples.
+std::vector<std::pair<const HeatmapCodeRow*, std::uint64_t>> top_sites_of_level(const NodeMemoryHeatmap& heatmap,
+                                                                                std::size_t level, std::size_t n);
+// The same for the first touches (page-fault samples).
+std::vector<std::pair<const HeatmapCodeRow*, std::uint64_t>> top_first_touch_sites(const NodeMemoryHeatmap& heatmap,
+                                                                                   std::size_t n);
 
 // Hierarchy order of the served-by levels (L1 first, unknown last); -1 for
 // names it does not know.

@@ -24,12 +24,38 @@ bool is_memory_level(std::string_view word) {
            level == MemoryLevel::Pmem || level == MemoryLevel::Cxl;
 }
 
+// Samples by (call site, data object) labels; "" where not attributed.
+using SiteObjectCounts = std::map<std::pair<std::string, std::string>, std::uint64_t>;
+
 struct FlowSamples {
     std::uint64_t dram = 0, dram_remote = 0;
     std::map<std::int64_t, std::uint64_t> remote_nodes;  // NUMA os index -> samples
     std::uint64_t pages = 0;
     std::map<std::int64_t, std::uint64_t> pages_on;      // NUMA os index -> first-touched pages
+    SiteObjectCounts remote_by_site_object;  // remote DRAM samples
+    SiteObjectCounts pages_by_site_object;   // first touches
 };
+
+// The label with the most samples in counts, on the side (first: site,
+// second: object) picked, and its samples; "" when nothing is attributed.
+std::pair<std::string, std::uint64_t> top_label(const SiteObjectCounts& counts, bool object,
+                                                const std::string& only_object = "") {
+    std::map<std::string, std::uint64_t> sums;
+    for (const auto& [key, n] : counts) {
+        if (!only_object.empty() && key.second != only_object) continue;
+        const std::string& label = object ? key.second : key.first;
+        if (!label.empty()) sums[label] += n;
+    }
+    std::pair<std::string, std::uint64_t> best{"", 0};
+    for (const auto& [label, n] : sums)
+        if (n > best.second) best = {label, n};
+    return best;
+}
+
+// "the main thread", "thread 1235".
+std::string thread_name(const FlowView& flow) {
+    return flow.kind == FlowKind::Main ? fmt::format("the main thread ({})", flow.tid) : fmt::format("thread {}", flow.tid);
+}
 
 std::string rank_binding_advice(const LauncherInfo& launcher) {
     switch (launcher.kind) {
@@ -79,15 +105,19 @@ std::vector<Finding> check_numa_locality(const RunView& view, const LauncherInfo
                 FlowSamples& s = samples[it->second];
                 const auto count = static_cast<std::uint64_t>(m.get_int(dp, keys::count).value_or(0));
                 const ComponentId target = m.target(dp);
+                const std::pair<std::string, std::string> site_object{std::string(m.get(dp, k.site).value_or("")),
+                                                                      std::string(m.get(dp, k.object).value_or(""))};
                 if (backend == to_string(SampleBackend::Pagefault)) {
                     s.pages += count;
                     if (m.type(target) == ComponentType::Numa) s.pages_on[m.os_index(target)] += count;
+                    s.pages_by_site_object[site_object] += count;
                 } else if (backend == to_string(SampleBackend::Pebs) || backend == to_string(SampleBackend::Ibs)) {
                     if (!is_memory_level(m.get(dp, k.level).value_or(""))) continue;
                     s.dram += count;
                     if (m.get(dp, k.remote).value_or(0) != 0) {
                         s.dram_remote += count;
                         if (m.type(target) == ComponentType::Numa) s.remote_nodes[m.os_index(target)] += count;
+                        s.remote_by_site_object[site_object] += count;
                     }
                 }
             }
@@ -128,7 +158,18 @@ std::vector<Finding> check_numa_locality(const RunView& view, const LauncherInfo
                                       fl.tid, view.processes[fl.process].pid, s.dram_remote, s.dram,
                                       nodes.empty() ? "" : " (node " + nodes + ")");
             }
-            f.detail = detail;
+            // Where the remote accesses were issued, and what they read.
+            SiteObjectCounts remote_by_site_object;
+            for (std::uint32_t fl : remote_flows)
+                for (const auto& [key, n] : samples[fl].remote_by_site_object) remote_by_site_object[key] += n;
+            const auto [site, site_n] = top_label(remote_by_site_object, false);
+            const auto [object, object_n] = top_label(remote_by_site_object, true);
+            std::string where;
+            if (!site.empty())
+                where = fmt::format("{} of the remote DRAM samples were issued in {}", percent(site_n, remote_total), site);
+            if (!object.empty())
+                where += fmt::format("{}{} were of the {}", where.empty() ? "" : "; ", percent(object_n, remote_total), object);
+            f.detail = where.empty() ? detail : where + "; " + detail;
             f.suggestion = fmt::format(
                 "Place data where its threads run: initialise it in parallel, with the same threads and schedule "
                 "that later use it (Linux puts each page on the NUMA node of the thread that writes it first); "
@@ -191,6 +232,22 @@ std::vector<Finding> check_numa_locality(const RunView& view, const LauncherInfo
                 proc.pid, percent(top_pages, pages), home >= 0 ? fmt::format(" (they sit on node {})", home) : "",
                 nodes);
             f.detail = fmt::format("thread {} caused {} of {} sampled page faults", view.flows[top].tid, top_pages, pages);
+            // Which data it touched first, and where: "92 % of the first
+            // touches of <object> were by the main thread in <site>".
+            SiteObjectCounts process_pages;
+            for (std::uint32_t fl : proc.flows)
+                if (const auto it = samples.find(fl); it != samples.end())
+                    for (const auto& [key, n] : it->second.pages_by_site_object) process_pages[key] += n;
+            const auto [object, object_by_top] = top_label(s.pages_by_site_object, true);
+            const auto [site, site_n] = top_label(s.pages_by_site_object, false, object);
+            if (!object.empty()) {
+                const std::uint64_t object_pages = top_label(process_pages, true, object).second;
+                f.detail = fmt::format("{} of the first touches of the {} were by {}{}; ", percent(object_by_top, object_pages),
+                                       object, thread_name(view.flows[top]), site.empty() ? "" : " in " + site) +
+                           f.detail;
+            } else if (const auto [only_site, n] = top_label(s.pages_by_site_object, false); !only_site.empty()) {
+                f.detail = fmt::format("{} of its first touches were in {}; ", percent(n, top_pages), only_site) + f.detail;
+            }
             f.suggestion =
                 "Initialise the data in parallel, with the same threads and loop schedule that compute on it "
                 "(e.g. an OpenMP parallel for with schedule(static) for the initialisation too), so each page is "

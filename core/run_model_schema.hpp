@@ -200,7 +200,17 @@ class Model;
     /* Flow: CPU changes between cpu-clock samples */                       \
     X(std::int64_t, migrations, "migrations")                               \
     /* Flow */                                                              \
-    X(std::int64_t, samples_lost, "samples_lost")
+    X(std::int64_t, samples_lost, "samples_lost")                           \
+    /* MemoryAccess: the call site, innermost frame in user code: */        \
+    /* "init_mesh (mesh.c:102)", "init_mesh in app", "app+0x1f40" */       \
+    X(std::string, site, "site")                                            \
+    /* the site's callers: "init_mesh (mesh.c:102) < main (mesh.c:140)" */  \
+    X(std::string, call_path, "call_path")                                  \
+    /* the data object: "heap block of 80 MiB allocated at mesh.c:88 in */  \
+    /* init_mesh", "static `mesh` in app", "stack of thread 1234" */        \
+    X(std::string, object, "object")                                        \
+    /* "heap", "mmap", "static", "stack", "unknown" */                      \
+    X(std::string, object_kind, "object_kind")
 
 #define STACKSAGE_RUN_MODEL_NAME(T, id, name) inline constexpr AttrName<T> id{name};
 

@@ -1,10 +1,16 @@
 #include "parsers/memory_access_paths.hpp"
 
+#include <fmt/core.h>
+
+#include <algorithm>
 #include <map>
+#include <memory>
+#include <set>
 #include <tuple>
 
 #include "core/memory_level.hpp"
 #include "core/sample_backend.hpp"
+#include "parsers/code_location/attribution_resolver.hpp"
 
 namespace stacksage {
 
@@ -63,6 +69,52 @@ struct PathSum {
     std::array<std::uint64_t, kSampleLatencyBuckets> histogram{};
 };
 
+// Which (site, object) pairs of a summary keep their identity in the model:
+// the kMaxAttributedPairs with the most samples. Sites are first made
+// canonical by their label (several sampled instructions of one line are
+// one site). Everything else is summed into paths without a site.
+struct AttributionPlan {
+    std::map<std::int64_t, std::int64_t> canonical_site;  // site id -> the first id with its label
+    std::set<std::pair<std::int64_t, std::int64_t>> kept;  // (canonical site, object)
+    std::uint64_t merged_samples = 0, merged_pairs = 0;
+
+    std::pair<std::int64_t, std::int64_t> pair_of(const SampledAccess& a) const {
+        const auto it = canonical_site.find(a.site);
+        const std::int64_t site = it == canonical_site.end() ? -1 : it->second;
+        const std::pair<std::int64_t, std::int64_t> p{site, a.object};
+        return kept.count(p) ? p : std::pair<std::int64_t, std::int64_t>{-1, -1};
+    }
+};
+
+AttributionPlan plan_attribution(const SampleSummary& summary, const AttributionResolver& r) {
+    AttributionPlan plan;
+    std::map<std::string, std::int64_t> by_label;
+    for (const SampledSite& s : summary.sites) {
+        const ResolvedSite* resolved = r.site(s.id);
+        if (resolved == nullptr) continue;
+        plan.canonical_site[s.id] = by_label.try_emplace(resolved->site().label(), s.id).first->second;
+    }
+    std::map<std::pair<std::int64_t, std::int64_t>, std::uint64_t> samples;
+    for (const SampledAccess& a : summary.accesses) {
+        const auto it = plan.canonical_site.find(a.site);
+        const std::int64_t site = it == plan.canonical_site.end() ? -1 : it->second;
+        const std::int64_t object = r.object(a.object) != nullptr ? a.object : -1;
+        if (site >= 0 || object >= 0) samples[{site, object}] += a.count;
+    }
+    std::vector<std::pair<std::uint64_t, std::pair<std::int64_t, std::int64_t>>> ranked;
+    for (const auto& [p, n] : samples) ranked.push_back({n, p});
+    std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (std::size_t i = 0; i < ranked.size(); ++i) {
+        if (i < kMaxAttributedPairs) {
+            plan.kept.insert(ranked[i].second);
+        } else {
+            plan.merged_samples += ranked[i].first;
+            ++plan.merged_pairs;
+        }
+    }
+    return plan;
+}
+
 }  // namespace
 
 ComponentId memory_access_target(const Model& m, ComponentId host, ComponentId pu, std::string_view level,
@@ -88,7 +140,8 @@ ComponentId memory_access_target(const Model& m, ComponentId host, ComponentId p
 }
 
 MemoryPathStats add_sample_summary(Model& m, ComponentId host, const SampleSummary& summary,
-                                   const std::function<ComponentId(std::int64_t tid)>& flow_of) {
+                                   const std::function<ComponentId(std::int64_t tid)>& flow_of,
+                                   CodeFilesCache* code_files) {
     MemoryPathStats stats;
     std::map<std::int64_t, ComponentId> pus;
     for (ComponentId pu : m.descendants_of_type(host, ComponentType::Thread)) pus.emplace(m.os_index(pu), pu);
@@ -103,8 +156,18 @@ MemoryPathStats add_sample_summary(Model& m, ComponentId host, const SampleSumma
         return it->second;
     };
 
-    // Sum the records per (tid, PU, target, level, backend) first: one path each.
-    using Key = std::tuple<std::int64_t, std::uint32_t, std::uint32_t, std::string, std::string>;
+    // Call sites and data objects, where the recorder attributed samples.
+    std::unique_ptr<AttributionResolver> resolver;
+    AttributionPlan plan;
+    if (!summary.sites.empty() || !summary.objects.empty()) {
+        resolver = std::make_unique<AttributionResolver>(summary, code_files);
+        plan = plan_attribution(summary, *resolver);
+    }
+
+    // Sum the records per (tid, PU, target, level, backend, site, object)
+    // first: one path each.
+    using Key = std::tuple<std::int64_t, std::uint32_t, std::uint32_t, std::string, std::string, std::int64_t,
+                           std::int64_t>;
     std::map<Key, PathSum> sums;
     std::uint64_t unplaced_cpus = 0;
     for (const SampledAccess& a : summary.accesses) {
@@ -115,7 +178,8 @@ MemoryPathStats add_sample_summary(Model& m, ComponentId host, const SampleSumma
             continue;
         }
         const ComponentId target = memory_access_target(m, host, pu, a.level, a.node);
-        PathSum& s = sums[Key{a.tid, index_of(pu), index_of(target), a.level, a.backend}];
+        const auto [site, object] = resolver ? plan.pair_of(a) : std::pair<std::int64_t, std::int64_t>{-1, -1};
+        PathSum& s = sums[Key{a.tid, index_of(pu), index_of(target), a.level, a.backend, site, object}];
         s.count += a.count;
         if (a.op == "load") s.loads += a.count;
         if (a.op == "store") s.stores += a.count;
@@ -133,7 +197,7 @@ MemoryPathStats add_sample_summary(Model& m, ComponentId host, const SampleSumma
     }
     const RunModelKeys& k = m.intern_run_keys();
     for (const auto& [key, s] : sums) {
-        const auto& [tid, pu, target, level, backend] = key;
+        const auto& [tid, pu, target, level, backend, site, object] = key;
         const DataPathId dp = m.add_datapath(ComponentId{pu}, ComponentId{target}, DataPathType::MemoryAccess);
         m.set_attr(dp, keys::count, static_cast<std::int64_t>(s.count));
         m.set(dp, k.level, std::string_view(level));
@@ -149,9 +213,26 @@ MemoryPathStats add_sample_summary(Model& m, ComponentId host, const SampleSumma
         m.set(dp, k.hops, s.hops);
         m.set(dp, k.tid, tid);
         m.set(dp, k.pid, summary.pid);
+        if (const ResolvedSite* at = resolver ? resolver->site(site) : nullptr) {
+            m.set(dp, k.site, std::string_view(at->site().label()));
+            m.set(dp, k.call_path, std::string_view(at->call_path_text()));
+        }
+        if (const ResolvedObject* data = resolver ? resolver->object(object) : nullptr) {
+            m.set(dp, k.object, std::string_view(data->label));
+            m.set(dp, k.object_kind, std::string_view(data->kind));
+        }
         // The mean latency weight, where the backend measures one.
         if (s.weight_sum > 0) m.set_latency(dp, static_cast<double>(s.weight_sum) / static_cast<double>(s.count));
         ++stats.access_paths;
+    }
+    if (resolver) {
+        for (std::string& n : resolver->notes()) stats.notes.push_back(summary.path + ": " + n);
+        if (plan.merged_pairs > 0)
+            stats.notes.push_back(fmt::format(
+                "{}: {} samples of {} further (call site, object) pairs are summed without a site or object "
+                "(the model keeps the {} pairs with the most samples per process)",
+                summary.path, plan.merged_samples, plan.merged_pairs, kMaxAttributedPairs));
+        stats.sites = plan.canonical_site.size();
     }
     if (unplaced_cpus > 0)
         stats.notes.push_back(summary.path + ": " + std::to_string(stats.samples_unplaced) +

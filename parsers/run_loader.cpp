@@ -20,6 +20,7 @@
 #include "parsers/command_line.hpp"
 #include "parsers/image_notes.hpp"
 #include "parsers/input_file.hpp"
+#include "parsers/code_location/attribution_resolver.hpp"
 #include "parsers/memory_access_paths.hpp"
 #include "parsers/node_file_reader.hpp"
 #include "parsers/sample_summary.hpp"
@@ -447,10 +448,13 @@ private:
                 note(LoadNote::Level::Error, relative, summary.error().message + "; its samples are left out");
                 continue;
             }
-            const MemoryPathStats stats = add_sample_summary(run_.model, node, *summary, [&](std::int64_t tid) {
-                auto it = flow_of_tid.find(tid);
-                return it == flow_of_tid.end() ? kNoComponent : it->second;
-            });
+            const MemoryPathStats stats = add_sample_summary(
+                run_.model, node, *summary,
+                [&](std::int64_t tid) {
+                    auto it = flow_of_tid.find(tid);
+                    return it == flow_of_tid.end() ? kNoComponent : it->second;
+                },
+                &code_files_);
             if (summary->torn_last_line)
                 note(LoadNote::Level::Info, relative, "the last line is torn (the process was killed); it is ignored");
             for (const std::string& n : stats.notes) note(LoadNote::Level::Info, relative, n);
@@ -464,6 +468,9 @@ private:
     std::uintmax_t log_bytes_ = 0;
     const RunModelKeys* keys_ = nullptr;  // the run model's keys, interned once
     std::optional<TopologyResolver> resolver_;
+    // The module files and symbols behind the summaries' call sites, shared
+    // by the run's processes: a program's debug information is read once.
+    CodeFilesCache code_files_;
 };
 
 }  // namespace

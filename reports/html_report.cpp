@@ -245,7 +245,24 @@ json memory_json(const NodeMemoryHeatmap& h, const DrawnNode& drawn) {
                           {"remote", h.first_touch_remote},
                           {"mean_latency", nullptr},
                           {"per_pu", remap(h.first_touch_per_pu)}});
-    return {{"backends", h.backends}, {"access_samples", h.access_samples}, {"levels", std::move(levels)}};
+    // Call sites and data objects: samples per entry of `levels` (first
+    // touches last, where there are any).
+    const auto rows = [&](const std::vector<HeatmapCodeRow>& of, const char* label, const char* detail) {
+        json out = json::array();
+        for (const HeatmapCodeRow& r : of) {
+            json per_level = r.per_level;
+            if (h.first_touch_samples > 0) per_level.push_back(r.first_touch);
+            out.push_back({{label, r.label}, {detail, r.detail}, {"per_level", std::move(per_level)}});
+        }
+        return out;
+    };
+    return {{"backends", h.backends},
+            {"access_samples", h.access_samples},
+            {"levels", std::move(levels)},
+            {"sites", rows(h.sites, "site", "call_path")},
+            {"objects", rows(h.objects, "object", "kind")},
+            {"sites_left_out", h.sites_left_out},
+            {"objects_left_out", h.objects_left_out}};
 }
 
 // The node's load over time, as the analysis measured it (NodeLoad::series):

@@ -32,6 +32,9 @@ std::string html_page(const std::string& escaped_title, const std::string& data_
 <div class="controls"><label>Filter <input id="flow-filter" type="search" placeholder="host, rank, pid, runtime, name..."></label><label><input id="all-nodes" type="checkbox"> all nodes</label></div>
 <h3 class="muted">Flows <span id="flows-status"></span></h3><div class="tablewrap"><table id="flows"></table></div>
 <h3 class="muted">Processes <span id="procs-status"></span></h3><div class="tablewrap"><table id="procs"></table></div></section>
+<section id="code-section"><h2>Call sites and data objects</h2><div class="muted">Where the selected node's sampled memory accesses were issued (the innermost frame in the program's own code; its callers in the call path) and which data they touched, per level that served them; first touches are page faults. Click a column to sort.</div>
+<h3 class="muted">Call sites <span id="sites-status"></span> <span id="sites-left"></span></h3><div class="tablewrap"><table id="sites"></table></div>
+<h3 class="muted">Data objects <span id="objects-status"></span></h3><div id="objects"></div></section>
 <section id="notes-section"><h2>Input notes</h2><div id="notes"></div></section>
 )";
     // Sections drawn here rather than by the script (the network's).

@@ -2,6 +2,29 @@
 
 namespace stacksage {
 
+namespace {
+
+// A call site or object row: its label, detail, samples per level (by name).
+nlohmann::json code_row_json(const HeatmapCodeRow& r, const NodeMemoryHeatmap& h, const char* label, const char* detail) {
+    nlohmann::json per_level = nlohmann::json::object();
+    for (std::size_t l = 0; l < r.per_level.size() && l < h.levels.size(); ++l)
+        if (r.per_level[l] > 0) per_level[h.levels[l].level] = r.per_level[l];
+    return {{label, r.label},
+            {detail, r.detail},
+            {"per_level", std::move(per_level)},
+            {"accesses", r.accesses},
+            {"first_touch", r.first_touch},
+            {"first_touch_remote", r.first_touch_remote}};
+}
+
+nlohmann::json top_sites_json(const std::vector<std::pair<const HeatmapCodeRow*, std::uint64_t>>& top) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& [row, n] : top) out.push_back({{"site", row->label}, {"call_path", row->detail}, {"samples", n}});
+    return out;
+}
+
+}  // namespace
+
 nlohmann::json memory_heatmaps_to_json(const std::vector<NodeMemoryHeatmap>& heatmaps) {
     using json = nlohmann::json;
     json out = json::array();
@@ -37,7 +60,8 @@ nlohmann::json memory_heatmaps_to_json(const std::vector<NodeMemoryHeatmap>& hea
                               {"mean_latency", l.mean_latency >= 0 ? json(l.mean_latency) : json(nullptr)},
                               {"per_pu", l.per_pu},
                               {"per_core", l.per_core},
-                              {"targets", targets}});
+                              {"targets", targets},
+                              {"top_sites", top_sites_json(top_sites_of_level(h, levels.size(), kTopSitesPerLevel))}});
         }
         node["levels"] = levels;
         json numa = json::array();
@@ -51,6 +75,15 @@ nlohmann::json memory_heatmaps_to_json(const std::vector<NodeMemoryHeatmap>& hea
         json papi = json::object();
         for (const auto& [level, n] : h.papi_misses) papi[level] = n;
         node["papi_misses"] = papi;
+        node["first_touch"]["top_sites"] = top_sites_json(top_first_touch_sites(h, kTopSitesPerLevel));
+        json sites = json::array(), objects = json::array();
+        for (const HeatmapCodeRow& r : h.sites) sites.push_back(code_row_json(r, h, "site", "call_path"));
+        for (const HeatmapCodeRow& r : h.objects) objects.push_back(code_row_json(r, h, "object", "kind"));
+        node["sites"] = std::move(sites);
+        node["objects"] = std::move(objects);
+        node["sites_left_out"] = h.sites_left_out;
+        node["objects_left_out"] = h.objects_left_out;
+        node["samples_without_site"] = h.sites.empty() ? 0 : h.samples_without_site;
         out.push_back(std::move(node));
     }
     return out;

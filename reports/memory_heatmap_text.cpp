@@ -78,6 +78,18 @@ std::string first_touch_text(const NodeMemoryHeatmap& h) {
     return out;
 }
 
+// "compute_mesh (mesh.c:120) 80 %, main (mesh.c:140) 20 %": the rows with
+// their share of whole.
+std::string shares_text(const std::vector<std::pair<const HeatmapCodeRow*, std::uint64_t>>& rows, std::uint64_t whole) {
+    std::string out;
+    for (const auto& [row, n] : rows)
+        out += fmt::format("{}{} {:.0f} %", out.empty() ? "" : ", ", terminal_safe(row->label),
+                           100.0 * static_cast<double>(n) / static_cast<double>(whole));
+    return out;
+}
+
+constexpr std::size_t kTextTopSites = 3;
+
 }  // namespace
 
 std::string render_memory_heatmaps(const std::vector<NodeMemoryHeatmap>& heatmaps, const HeatmapTextOptions& o) {
@@ -108,6 +120,9 @@ std::string render_memory_heatmaps(const std::vector<NodeMemoryHeatmap>& heatmap
                                          100.0 * static_cast<double>(l.stores) / static_cast<double>(l.samples));
                 out += fmt::format("  {:<{}} {:5.1f} %  |{}|{}{}{}{}\n", l.level, width, 100.0 * l.share,
                                    shade_row(cells, max), extra.empty() ? "" : "  ", dim, extra, reset);
+                const std::size_t index = static_cast<std::size_t>(&l - h.levels.data());
+                if (const auto top = top_sites_of_level(h, index, kTextTopSites); !top.empty())
+                    out += fmt::format("  {:<{}}   {}call sites: {}{}\n", "", width, dim, shares_text(top, l.samples), reset);
             }
         }
         if (h.first_touch_samples > 0) {
@@ -115,6 +130,23 @@ std::string render_memory_heatmaps(const std::vector<NodeMemoryHeatmap>& heatmap
             const std::uint64_t max = cells.empty() ? 0 : *std::max_element(cells.begin(), cells.end());
             out += fmt::format("First touch on {} (pagefault, {} samples): {}\n  by PU  |{}|\n", terminal_safe(h.host),
                                thousands(h.first_touch_samples), first_touch_text(h), shade_row(cells, max));
+            if (const auto top = top_first_touch_sites(h, kTextTopSites); !top.empty())
+                out += fmt::format("  call sites: {}\n", shares_text(top, h.first_touch_samples));
+        }
+        if (!h.objects.empty()) {
+            // The data objects with the most samples, and how each was served.
+            out += fmt::format("Data objects on {} (most samples first):\n", terminal_safe(h.host));
+            for (std::size_t i = 0; i < h.objects.size() && i < kTextTopSites; ++i) {
+                const HeatmapCodeRow& o = h.objects[i];
+                std::string served;
+                for (std::size_t l = 0; l < o.per_level.size() && l < h.levels.size(); ++l)
+                    if (o.per_level[l] > 0)
+                        served += fmt::format("{}{} {}", served.empty() ? "" : ", ", h.levels[l].level, percent_of(o.per_level[l], o.accesses));
+                out += fmt::format("  {}: {} accesses{}{}{}\n", terminal_safe(o.label), thousands(o.accesses),
+                                   served.empty() ? "" : " (" + served + ")",
+                                   o.first_touch > 0 ? fmt::format(", {} first touches", thousands(o.first_touch)) : "",
+                                   "");
+            }
         }
         if (!h.papi_misses.empty()) {
             std::string misses;

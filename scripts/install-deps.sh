@@ -10,6 +10,7 @@ packages=(
   libfmt-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libpapi-dev
+  libunwind-dev libdw-dev libelf-dev  # after the run: stack copies unwound (libunwind remote), symbols and lines (elfutils), parsers/code_location/
   libopenmpi-dev openmpi-bin
   mpich                    # MPICH's Hydra launcher (mpiexec.hydra) for the multi-host tests; Open MPI stays the mpirun/mpicc default (its alternatives' priority is higher)
   clang libomp-dev libclang-rt-14-dev   # libclang-rt: libFuzzer and the sanitizers for scripts/fuzz.sh

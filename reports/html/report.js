@@ -234,6 +234,42 @@ var procTable = makeTable('procs', [{name: 'host'}, {name: 'rank'}, {name: 'pid'
 $('flow-filter').addEventListener('input', function(){ flowTable.filter = this.value; procTable.filter = this.value; flowTable.render(); procTable.render(); });
 $('all-nodes').addEventListener('change', function(){ state.allNodes = this.checked; flowTable.render(); procTable.render(); });
 
+// ---- Call sites and data objects ---------------------------------------------------------
+// A sortable table of call sites x levels, and a heatmap of each object's samples per level.
+var siteTable = null;
+function drawCode(){
+  var n = D.nodes[state.node], mem = n && n.memory, sites = mem && mem.sites ? mem.sites : [], objects = mem && mem.objects ? mem.objects : [];
+  $('code-section').style.display = sites.length || objects.length ? '' : 'none';
+  var table = $('sites'); table.textContent = '';
+  var levels = mem ? mem.levels.map(function(l){ return l.level; }) : [];
+  var columns = [{name: 'call site', wrap: true}, {name: 'call path', wrap: true}].concat(levels.map(function(l){ return {name: l, fmt: fmtNum}; }));
+  columns.push({name: 'all', fmt: fmtNum});
+  siteTable = makeTable('sites', columns, function(){
+    return sites.map(function(s){ var all = s.per_level.reduce(function(a, b){ return a + b; }, 0); return [s.site, s.call_path].concat(s.per_level).concat([all]); });
+  });
+  siteTable.sort = columns.length - 1; siteTable.dir = -1; siteTable.render();
+  $('sites-left').textContent = mem && mem.sites_left_out ? '(' + fmtNum(mem.sites_left_out) + ' samples of further sites left out)' : '';
+  var box = $('objects'); box.textContent = '';
+  if (!objects.length) return;
+  var t = el('table', 'objheat'), head = el('tr');
+  head.appendChild(el('th', null, 'object')); head.appendChild(el('th', null, 'kind'));
+  levels.forEach(function(l){ head.appendChild(el('th', null, l)); });
+  t.appendChild(head);
+  objects.forEach(function(o){
+    var row = el('tr'), max = Math.max.apply(null, o.per_level.concat([0]));
+    row.appendChild(el('td', 'wrap', o.object)); row.appendChild(el('td', null, o.kind));
+    o.per_level.forEach(function(v, i){
+      var td = el('td', 'heat', v ? fmtNum(v) : '');
+      td.style.background = ramp(v, max, 210); if (max && v > 0.6 * max) td.style.color = '#fff';
+      td.title = o.object + ': ' + fmtNum(v) + ' samples ' + (levels[i] === 'first_touch' ? 'first touched' : 'served by ' + levels[i]);
+      row.appendChild(td);
+    });
+    t.appendChild(row);
+  });
+  box.appendChild(t);
+  if (mem.objects_left_out) box.appendChild(el('div', 'muted', fmtNum(mem.objects_left_out) + ' samples of further objects left out'));
+}
+
 // ---- Timeline ------------------------------------------------------------------------
 var RTCOL = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#bab0ac'];
 var MAXLANES = 3000;
@@ -326,12 +362,12 @@ function selectNode(i){
   var n = D.nodes[i];
   $('node-title').textContent = n.host + ': ' + (n.cpus_available !== undefined ? n.cpus_available + ' of ' + n.cpus_total + ' PUs, ' + n.cores_available + ' cores available' : '') + (n.topology === 'cpusets-seen' ? ' (no topology recorded: rebuilt from the cpusets seen)' : '');
   $('hl-status').textContent = '';
-  drawTopology(); fillLevels(); colour(); drawFindings(); drawTimeline(); flowTable.render(); procTable.render();
+  drawTopology(); fillLevels(); colour(); drawFindings(); drawTimeline(); flowTable.render(); procTable.render(); drawCode();
 }
 
 // The first node of the worst group is drawn first: at 1,000 nodes, the odd one.
 var firstNode = D.node_groups && D.node_groups.length && D.node_groups[0].nodes.length ? D.node_groups[0].nodes[0] : 0;
-if (D.nodes.length) selectNode(firstNode); else { drawFindings(); $('topo').appendChild(el('div', 'muted', 'No node in this run.')); flowTable.render(); procTable.render(); }
+if (D.nodes.length) selectNode(firstNode); else { drawFindings(); $('code-section').style.display = 'none'; $('topo').appendChild(el('div', 'muted', 'No node in this run.')); flowTable.render(); procTable.render(); }
 window.stacksageRenderMs = performance.now() - t0;
 document.body.setAttribute('data-ready', '1');
 })();

@@ -10,7 +10,9 @@
 //       node switching, table sorting and filtering; saves DIR/html-report.png. Then a six-node
 //       run with one odd node: the node overview groups the nodes as the analysis did (odd one
 //       first, hosts in hostlist notation), one cell per node coloured by its worst finding, and
-//       a click on a cell opens that node; saves DIR/html-report-overview.png.
+//       a click on a cell opens that node; saves DIR/html-report-overview.png. With --attributed
+//       PROGRAM (stacksage_attributed_page): the page of a run with call sites and data objects,
+//       its sortable table of call sites x levels and its heatmap per object.
 //   node html_report_browser.mjs --bench PAGE [--runs N] [--screenshot PNG]
 //       loads PAGE N times (default 5), each in a new tab, and prints (JSON) the time from
 //       navigation to the first painted frame after the page's script finished rendering.
@@ -287,10 +289,48 @@ async function functionalTest(chromium) {
     check(await page.eval("document.querySelectorAll('#timeline rect.over-window').length") === 0, 'n02 was never over-demanded: nothing shaded');
     check(page.errors.length === 0, 'still no console error', page.errors);
     await overviewTest(browser, work, artifacts);
+    if (args.attributed) await attributionTest(browser, work, artifacts);
   } finally {
     await browser.close();
     fs.rmSync(work, { recursive: true, force: true });
   }
+}
+
+// Call sites and data objects: the sortable table of call sites x levels and
+// the heatmap per object, on the page of a run of known shape
+// (stacksage_attributed_page, tests/support/attributed_run.hpp).
+async function attributionTest(browser, work, artifacts) {
+  const run = path.join(work, 'attributed'), html = path.join(artifacts, 'html-report-call-sites.html');
+  execFileSync(args.attributed, [run, html], { stdio: 'inherit' });
+  const page = await browser.newPage();
+  await page.goto(pathToFileURL(html).href);
+  await page.waitFor("document.body && document.body.getAttribute('data-ready') === '1'");
+  check(page.errors.length === 0, 'the call-site page loads with no console error', page.errors);
+  const header = await page.eval("Array.from(document.querySelectorAll('#sites th')).map(t => t.textContent).join('|')");
+  check(header === 'call site|call path|L1|local_dram|remote_dram|first_touch|all', 'the call-site table has a column per level', header);
+  const column = c => page.eval(`Array.from(document.querySelectorAll('#sites tbody tr')).map(r => r.children[${c}].textContent).join('|')`);
+  const sites = await column(0);
+  check(/^compute_mesh \(attributed_summary\.hpp:\d+\)\|init_mesh \(attributed_summary\.hpp:\d+\)$/.test(sites),
+    'the call sites are listed, most samples first', sites);
+  check((await column(1)).includes('init_mesh (attributed_summary.hpp:') && (await column(1)).includes(' < setup_mesh ('),
+    'each site shows its call path', await column(1));
+  // Sort by first touches, descending: init_mesh's 92 first.
+  await page.eval("document.querySelector('#sites th[data-col=\"5\"]').click()");
+  await page.eval("document.querySelector('#sites th[data-col=\"5\"]').click()");
+  check((await column(5)) === '92|8', 'a click on the first-touch column sorts by it (twice: descending)', await column(5));
+  check((await column(0)).startsWith('init_mesh'), 'init_mesh comes first by first touches', await column(0));
+  await page.eval("document.querySelector('#sites th[data-col=\"4\"]').click()");
+  check((await column(4)) === '0|600', 'a click on remote_dram sorts by it, ascending', await column(4));
+  // The heatmap per object: one row each, its cells shaded by the row's largest.
+  const objects = await page.eval("Array.from(document.querySelectorAll('#objects tr')).slice(1).map(r => r.children[0].textContent + '=' + Array.from(r.children).slice(2).map(c => c.textContent).join(',')).join('|')");
+  check(objects.startsWith('heap block of 80 MiB allocated at attributed_summary.hpp:') && objects.includes(' in alloc_mesh=,,600,100|') &&
+    objects.includes('static `stacksage_test_mesh_table` in stacksage_attributed_page=300,,,') && objects.includes('stack of thread 471101=,100,,'),
+    'the object heatmap has a row per object and a cell per level', objects);
+  const shades = await page.eval("(() => { const r = document.querySelectorAll('#objects tr')[1].children; return [getComputedStyle(r[4]).backgroundColor, getComputedStyle(r[2]).backgroundColor]; })()");
+  check(shades[0] !== shades[1] && shades[1] === 'rgb(255, 255, 255)', 'the object row\'s largest cell is shaded, an empty one white', shades);
+  check(page.errors.length === 0, 'still no console error after sorting', page.errors);
+  await page.eval("document.getElementById('code-section').scrollIntoView()");
+  await page.screenshot(path.join(artifacts, 'html-report-call-sites.png'));
 }
 
 // The node overview: groups, one cell per node, colours, a click into a node.
