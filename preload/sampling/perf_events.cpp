@@ -11,6 +11,8 @@
 #include <cstring>
 
 #include "preload/raw_syscall.hpp"
+#include "preload/sampling/site_table.hpp"
+#include "preload/sampling/user_registers.hpp"
 #include "preload/text.hpp"
 
 namespace stacksage::sampling {
@@ -22,6 +24,10 @@ constexpr std::uint64_t kMemorySampleType = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE
                                             PERF_SAMPLE_WEIGHT_STRUCT | PERF_SAMPLE_DATA_SRC;
 constexpr std::uint64_t kPageFaultSampleType =
     PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_CPU;
+// Code attribution (docs/sample-file.md, "Code and data"): the user call
+// chain, and the user stack with the registers to unwind it after the run.
+constexpr std::uint64_t kCallChainBits = PERF_SAMPLE_CALLCHAIN;
+constexpr std::uint64_t kStackBits = PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 constexpr std::uint64_t kCpuClockSampleType =
     PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
 
@@ -41,6 +47,21 @@ perf_event_attr base_attr(std::uint32_t type, std::uint64_t period, std::uint64_
     a.use_clockid = 1;
     a.clockid = CLOCK_MONOTONIC;
     return a;
+}
+
+// Asks for the call chain (user only) and, with stack_bytes, a copy of the
+// user stack with ip, sp and bp.
+void request_code_attribution(perf_event_attr& a, const SamplingOptions& options) {
+    if (!options.attribution) return;
+    a.sample_type |= kCallChainBits;
+    a.exclude_callchain_kernel = 1;
+    // PERF_CONTEXT_USER and the ip come first, then the return addresses.
+    a.sample_max_stack = static_cast<std::uint16_t>(kMaxSiteFrames + 2);
+    if (options.stack_bytes > 0 && kUserRegisterMask != 0) {
+        a.sample_type |= kStackBits;
+        a.sample_regs_user = kUserRegisterMask;
+        a.sample_stack_user = options.stack_bytes & ~7u;
+    }
 }
 
 void add_spec(EventSpec* out, std::size_t cap, std::size_t& n, const perf_event_attr& attr, EventKind kind,
@@ -108,6 +129,7 @@ std::size_t build_event_specs(const SamplingPlan& plan, const SamplingOptions& o
             loads.config1 = t.loads.config[1];
             loads.config2 = t.loads.config[2];
             loads.precise_ip = static_cast<std::uint64_t>(t.precise_ip) & 3;
+            request_code_attribution(loads, options);
             add_spec(out, cap, n, loads, EventKind::PebsLoads, leader, t.pmu);
             if (t.has_stores) {
                 perf_event_attr stores = base_attr(static_cast<std::uint32_t>(t.type), options.pebs_period, kMemorySampleType);
@@ -115,6 +137,7 @@ std::size_t build_event_specs(const SamplingPlan& plan, const SamplingOptions& o
                 stores.config1 = t.stores.config[1];
                 stores.config2 = t.stores.config[2];
                 stores.precise_ip = static_cast<std::uint64_t>(t.precise_ip) & 3;
+                request_code_attribution(stores, options);
                 add_spec(out, cap, n, stores, EventKind::PebsStores, -1, t.pmu);
             }
         }
@@ -132,11 +155,13 @@ std::size_t build_event_specs(const SamplingPlan& plan, const SamplingOptions& o
             ibs.exclude_hv = 0;
             ibs.exclude_guest = 0;
         }
+        request_code_attribution(ibs, options);
         add_spec(out, cap, n, ibs, EventKind::IbsOp, -1, "ibs_op");
     }
     if ((backends & backend_bit(Backend::PageFault)) && plan.of(Backend::PageFault).available) {
         perf_event_attr pf = base_attr(PERF_TYPE_SOFTWARE, options.pagefault_period, kPageFaultSampleType);
         pf.config = PERF_COUNT_SW_PAGE_FAULTS;
+        request_code_attribution(pf, options);
         add_spec(out, cap, n, pf, EventKind::PageFault, -1, "software");
     }
     if ((backends & backend_bit(Backend::CpuClock)) && plan.of(Backend::CpuClock).available) {
@@ -211,6 +236,20 @@ std::size_t open_thread_events(const EventSpec* specs, std::size_t n, std::uint3
             attr.sample_type = (attr.sample_type & ~std::uint64_t{PERF_SAMPLE_WEIGHT_STRUCT}) | PERF_SAMPLE_WEIGHT;
             fd = perf_event_open(&attr, group_fd);
         }
+        if ((fd == -EINVAL || fd == -EOPNOTSUPP) && (attr.sample_type & kStackBits)) {
+            // A PMU or kernel that cannot copy the user stack: the chain alone.
+            attr.sample_type &= ~kStackBits;
+            attr.sample_regs_user = 0;
+            attr.sample_stack_user = 0;
+            fd = perf_event_open(&attr, group_fd);
+        }
+        if ((fd == -EINVAL || fd == -EOPNOTSUPP || fd == -EOVERFLOW) && (attr.sample_type & kCallChainBits)) {
+            // ... or no call chain (sample_max_stack above kernel.perf_event_max_stack): the ip alone.
+            attr.sample_type &= ~kCallChainBits;
+            attr.exclude_callchain_kernel = 0;
+            attr.sample_max_stack = 0;
+            fd = perf_event_open(&attr, group_fd);
+        }
         if (fd == -EINVAL && attr.use_clockid) {
             // Some PMUs (and old kernels) refuse a clock choice; perf's own
             // clock is then CLOCK_MONOTONIC's close cousin.
@@ -252,7 +291,8 @@ std::size_t open_thread_events(const EventSpec* specs, std::size_t n, std::uint3
         out.fd[k] = static_cast<int>(fd);
         out.id[k] = id;
         out.kind[k] = spec.kind;
-        out.layout[k].configure(attr.sample_type);
+        out.layout[k].configure(attr.sample_type, attr.sample_regs_user);
+        out.monotonic_time[k] = attr.use_clockid != 0;
         out.sample_period[k] = attr.sample_period;
         fd_of_spec[i] = static_cast<int>(fd);
         out.opened_backends |= backend_bit(backend);

@@ -54,6 +54,7 @@ struct ThreadEvents {
     EventKind kind[kMaxThreadEvents];
     SampleLayout layout[kMaxThreadEvents];
     std::uint64_t sample_period[kMaxThreadEvents];  // 0: a counting event (group leader)
+    bool monotonic_time[kMaxThreadEvents];          // PERF_SAMPLE_TIME is CLOCK_MONOTONIC (use_clockid)
     std::size_t count = 0;
     void* mapping = nullptr;
     std::size_t mapping_bytes = 0;
