@@ -25,6 +25,10 @@
 
 namespace stacksage::sampling {
 
+// The bytes of user stack every sample keeps for that (the return address
+// of a leaf function without its own frame).
+inline constexpr std::uint32_t kTopOfStackBytes = 16;
+
 struct CallPath {
     std::uint32_t nframes = 0;  // return addresses, caller of ip first
     bool complete = false;

@@ -158,13 +158,16 @@ SampleAttribution attribute_sample(const SampleRecord& r, const SampleContext& c
     // A return address in no known code: the program may have loaded some since.
     if (!path.complete && path.nframes + 1 < r.callchain_nr && c.may_refresh_mappings && refresh_if_stale(*s))
         path = user_call_path(r, frames, kMaxSiteFrames, executable);
-    Unwind unwind = Unwind::None;
-    if (path.complete) unwind = Unwind::Callchain;
-    else if (r.stack != nullptr && r.regs_abi != 0) unwind = Unwind::Stack;
     // An incomplete chain is keyed by what it has of real return addresses
-    // (often none): its copied stack tells the rest.
-    out.site = s->sites.intern(r.ip, frames, path.nframes, unwind, 1);
-    if (unwind == Unwind::Stack && s->sites.wants_stack(out.site))
+    // (often none): a copied stack tells the rest, where the site gets one.
+    const Unwind unwind = path.complete                     ? Unwind::Callchain
+                          : s->sites.stack_bytes() > 0 ? Unwind::Stack
+                                                       : Unwind::None;
+    out.site = s->sites.intern(r.ip, frames, path.nframes, unwind, c.stack_only ? 0 : 1);
+    // A copy only from samples that carry a whole one (not just the top of
+    // the stack every page fault keeps).
+    if (unwind == Unwind::Stack && r.stack != nullptr && r.regs_abi != 0 && r.stack_size > kTopOfStackBytes &&
+        s->sites.wants_stack(out.site))
         s->sites.keep_stack(out.site, r.reg_ip, r.reg_sp, r.reg_bp, r.stack,
                             r.stack_dyn_size ? r.stack_dyn_size : r.stack_size);
     if (c.with_object) out.object = object_of(*s, r, c);

@@ -80,6 +80,7 @@ struct SampleContext {
     std::uint64_t other_stack_lo = 0, other_stack_hi = 0;  // the main thread's
     int tid = 0, other_tid = 0;
     bool may_refresh_mappings = false;  // the drain thread: may re-read /proc/self/maps
+    bool stack_only = false;  // the sample only brings its site a stack copy (not counted)
 };
 SampleAttribution attribute_sample(const SampleRecord& record, const SampleContext& context);
 

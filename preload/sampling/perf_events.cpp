@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "preload/raw_syscall.hpp"
+#include "preload/sampling/call_path.hpp"
 #include "preload/sampling/site_table.hpp"
 #include "preload/sampling/user_registers.hpp"
 #include "preload/text.hpp"
@@ -49,18 +50,18 @@ perf_event_attr base_attr(std::uint32_t type, std::uint64_t period, std::uint64_
     return a;
 }
 
-// Asks for the call chain (user only) and, with stack_bytes, a copy of the
-// user stack with ip, sp and bp.
-void request_code_attribution(perf_event_attr& a, const SamplingOptions& options) {
+// Asks for the call chain (user only) and, with stack_bytes, a copy of that
+// much of the user stack with ip, sp and bp.
+void request_code_attribution(perf_event_attr& a, const SamplingOptions& options, std::uint32_t stack_bytes) {
     if (!options.attribution) return;
     a.sample_type |= kCallChainBits;
     a.exclude_callchain_kernel = 1;
     // PERF_CONTEXT_USER and the ip come first, then the return addresses.
     a.sample_max_stack = static_cast<std::uint16_t>(kMaxSiteFrames + 2);
-    if (options.stack_bytes > 0 && kUserRegisterMask != 0) {
+    if (options.stack_bytes > 0 && stack_bytes > 0 && kUserRegisterMask != 0) {
         a.sample_type |= kStackBits;
         a.sample_regs_user = kUserRegisterMask;
-        a.sample_stack_user = options.stack_bytes & ~7u;
+        a.sample_stack_user = stack_bytes & ~7u;
     }
 }
 
@@ -89,7 +90,8 @@ Backend backend_of(EventKind kind) {
     case EventKind::PebsStores:
     case EventKind::PebsLoadsAux: return Backend::Pebs;
     case EventKind::IbsOp: return Backend::Ibs;
-    case EventKind::PageFault: return Backend::PageFault;
+    case EventKind::PageFault:
+    case EventKind::PageFaultStack: return Backend::PageFault;
     case EventKind::CpuClock: return Backend::CpuClock;
     }
     return Backend::PageFault;
@@ -102,6 +104,7 @@ const char* event_kind_name(EventKind kind) {
     case EventKind::PebsLoadsAux: return "mem-loads-aux";
     case EventKind::IbsOp: return "ibs_op";
     case EventKind::PageFault: return "page-faults";
+    case EventKind::PageFaultStack: return "page-faults-stack";
     case EventKind::CpuClock: return "cpu-clock";
     }
     return "?";
@@ -129,7 +132,7 @@ std::size_t build_event_specs(const SamplingPlan& plan, const SamplingOptions& o
             loads.config1 = t.loads.config[1];
             loads.config2 = t.loads.config[2];
             loads.precise_ip = static_cast<std::uint64_t>(t.precise_ip) & 3;
-            request_code_attribution(loads, options);
+            request_code_attribution(loads, options, options.stack_bytes);
             add_spec(out, cap, n, loads, EventKind::PebsLoads, leader, t.pmu);
             if (t.has_stores) {
                 perf_event_attr stores = base_attr(static_cast<std::uint32_t>(t.type), options.pebs_period, kMemorySampleType);
@@ -137,7 +140,7 @@ std::size_t build_event_specs(const SamplingPlan& plan, const SamplingOptions& o
                 stores.config1 = t.stores.config[1];
                 stores.config2 = t.stores.config[2];
                 stores.precise_ip = static_cast<std::uint64_t>(t.precise_ip) & 3;
-                request_code_attribution(stores, options);
+                request_code_attribution(stores, options, options.stack_bytes);
                 add_spec(out, cap, n, stores, EventKind::PebsStores, -1, t.pmu);
             }
         }
@@ -155,14 +158,29 @@ std::size_t build_event_specs(const SamplingPlan& plan, const SamplingOptions& o
             ibs.exclude_hv = 0;
             ibs.exclude_guest = 0;
         }
-        request_code_attribution(ibs, options);
+        request_code_attribution(ibs, options, options.stack_bytes);
         add_spec(out, cap, n, ibs, EventKind::IbsOp, -1, "ibs_op");
     }
     if ((backends & backend_bit(Backend::PageFault)) && plan.of(Backend::PageFault).available) {
         perf_event_attr pf = base_attr(PERF_TYPE_SOFTWARE, options.pagefault_period, kPageFaultSampleType);
         pf.config = PERF_COUNT_SW_PAGE_FAULTS;
-        request_code_attribution(pf, options);
-        add_spec(out, cap, n, pf, EventKind::PageFault, -1, "software");
+        if (options.attribution && options.stack_bytes > 0) {
+            // The stack copies from a sparser event: page faults come in
+            // bursts, and a few KiB per sample would fill the ring (a site
+            // needs one copy). Every sample keeps the top of the stack, for
+            // the call path of leaf functions (call_path.hpp).
+            perf_event_attr stacks = pf;
+            stacks.sample_period = options.pagefault_period * kStackEventPeriods < kStackEventMinPeriod
+                                       ? kStackEventMinPeriod
+                                       : options.pagefault_period * kStackEventPeriods;
+            request_code_attribution(stacks, options, options.stack_bytes);
+            request_code_attribution(pf, options, kTopOfStackBytes);
+            add_spec(out, cap, n, pf, EventKind::PageFault, -1, "software");
+            add_spec(out, cap, n, stacks, EventKind::PageFaultStack, -1, "software");
+        } else {
+            request_code_attribution(pf, options, 0);
+            add_spec(out, cap, n, pf, EventKind::PageFault, -1, "software");
+        }
     }
     if ((backends & backend_bit(Backend::CpuClock)) && plan.of(Backend::CpuClock).available) {
         perf_event_attr cc = base_attr(PERF_TYPE_SOFTWARE, options.cpuclock_period_ns, kCpuClockSampleType);

@@ -42,8 +42,6 @@ bool options_from_environment(SamplingOptions& options, char* error, std::size_t
     ok &= read_u64("STACKSAGE_SAMPLE_LDLAT", 1, 0xffff, v, err);
     options.ldlat_cycles = static_cast<std::uint32_t>(v);
     v = options.ring_data_pages;
-    const char* pages = std::getenv("STACKSAGE_SAMPLE_PAGES");
-    const bool pages_chosen = pages != nullptr && *pages != '\0';
     if (read_u64("STACKSAGE_SAMPLE_PAGES", 1, 1024, v, err)) {
         if ((v & (v - 1)) != 0) {
             if (err.size() == 0) err.add("STACKSAGE_SAMPLE_PAGES='").add_uint(v).add("' is not a power of two");
@@ -68,10 +66,7 @@ bool options_from_environment(SamplingOptions& options, char* error, std::size_t
         ok = false;
     }
     ok &= read_u64("STACKSAGE_OBJECT_MIN_BYTES", 1, 1ull << 48, options.object_min_bytes, err);
-    // A sample with a stack copy is over 4 KiB: a ring of 16 pages would
-    // hold 15 of them, and a burst of page faults would outrun the drain.
-    if (!pages_chosen && options.attribution && options.stack_bytes > 0 && options.ring_data_pages < kStackRingPages)
-        options.ring_data_pages = kStackRingPages;
+
     const char* raw = std::getenv("STACKSAGE_SAMPLE_RAW");
     options.raw_file = raw != nullptr && *raw != '\0' && std::strcmp(raw, "0") != 0;
     const char* sysfs = std::getenv("STACKSAGE_SAMPLE_SYSFS");

@@ -19,10 +19,6 @@
 
 namespace stacksage::sampling {
 
-// Ring data pages per thread when samples carry a stack copy and
-// STACKSAGE_SAMPLE_PAGES does not say otherwise (256 KiB: about 60 samples).
-inline constexpr std::uint32_t kStackRingPages = 64;
-
 struct SamplingOptions {
     BackendSelection selection{};
     // Periods: events between samples. Primes, so that a sample does not

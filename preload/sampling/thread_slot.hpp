@@ -88,8 +88,13 @@ struct ThreadSlot {
     // Before closing the events (drained): compares each sampling event's
     // count with the samples seen and records the difference in unrecorded.
     void account_unrecorded();
+    // Samples of the stack-copy event (EventKind::PageFaultStack) the kernel
+    // dropped: not accesses, so not in lost().
+    std::uint64_t stack_event_lost = 0;
     // Samples that never reached us: LOST records plus unrecorded ones.
-    std::uint64_t lost() const { return ring_stats.lost + unrecorded; }
+    std::uint64_t lost() const {
+        return (ring_stats.lost > stack_event_lost ? ring_stats.lost - stack_event_lost : 0) + unrecorded;
+    }
 };
 
 // Bytes of memory one slot needs, its table included.
