@@ -125,7 +125,7 @@ struct MemoAggregateSink {
     void on_sample(const unsigned char* body, std::size_t len) {
         SampleRecord r;
         if (!layout.decode(body, len, r)) return;
-        table->add_packed(SourceMemo::with_cpu(memo.key_bits(EventKind::PebsLoads, r.data_src), r.cpu), r.weight, 1);
+        table->add_packed(SourceMemo::with_cpu(memo.key_bits(EventKind::PebsLoads, r.data_src), r.cpu), 0, r.weight, 1);
     }
     void on_lost(std::uint64_t, std::uint64_t) {}
 };

@@ -5,36 +5,32 @@ namespace stacksage::sampling {
 bool BlockTable::add(std::uint64_t start, std::uint64_t bytes, std::int32_t object, std::uint64_t now_ns) {
     SpinGuard guard(lock_);
     std::uint32_t slot = kCapacity;
-    std::uint64_t oldest_free = kLive;
-    for (std::uint32_t i = 0; i < high_; ++i) {
-        const Block& b = blocks_[i];
-        if (b.object < 0) {
-            slot = i;
-            break;
-        }
-        // The block freed longest ago, if long enough that no sample still
-        // waiting to be drained can be in it.
-        if (b.free_ns != kLive && b.free_ns + kKeepFreedNs <= now_ns && b.free_ns < oldest_free) {
-            oldest_free = b.free_ns;
-            slot = i;
-        }
-    }
-    if (slot == kCapacity) {
-        if (high_ == kCapacity) return false;
+    if (high_ < kCapacity) {
         slot = high_++;
+    } else {
+        for (std::uint32_t n = 0; n < kCapacity; ++n) {
+            const std::uint32_t i = cursor_;
+            cursor_ = (cursor_ + 1) % kCapacity;
+            if (blocks_[i].free_ns != kLive) {
+                slot = i;
+                break;
+            }
+        }
+        if (slot == kCapacity) return false;
     }
     blocks_[slot] = Block{start, start + bytes, now_ns, kLive, object};
-    ++live_;
+    newest_ = slot;
+    live_.fetch_add(1, std::memory_order_relaxed);
     return true;
 }
 
 bool BlockTable::mark_freed(std::uint64_t start, std::uint64_t now_ns) {
     SpinGuard guard(lock_);
-    for (std::uint32_t i = 0; i < high_; ++i) {
+    for (std::uint32_t n = 0, i = newest_; n < high_; ++n, i = i == 0 ? high_ - 1 : i - 1) {
         Block& b = blocks_[i];
-        if (b.object >= 0 && b.start == start && b.free_ns == kLive) {
+        if (b.start == start && b.free_ns == kLive && b.object >= 0) {
             b.free_ns = now_ns;
-            --live_;
+            live_.fetch_sub(1, std::memory_order_relaxed);
             return true;
         }
     }
@@ -48,7 +44,7 @@ std::uint32_t BlockTable::mark_unmapped(std::uint64_t start, std::uint64_t bytes
         Block& b = blocks_[i];
         if (b.object >= 0 && b.free_ns == kLive && b.start >= start && b.start < start + bytes) {
             b.free_ns = now_ns;
-            --live_;
+            live_.fetch_sub(1, std::memory_order_relaxed);
             ++n;
         }
     }
@@ -57,15 +53,23 @@ std::uint32_t BlockTable::mark_unmapped(std::uint64_t start, std::uint64_t bytes
 
 std::int32_t BlockTable::find(std::uint64_t address, std::uint64_t time_ns) {
     SpinGuard guard(lock_);
+    const auto held = [&](const Block& b) {
+        if (b.object < 0 || address < b.start || address >= b.end) return false;
+        return time_ns == 0 ? b.free_ns == kLive : b.alloc_ns <= time_ns && time_ns < b.free_ns;
+    };
+    // The block of the previous sample, unless a later one holds the address too.
     std::int32_t found = -1;
     std::uint64_t found_alloc = 0;
+    if (last_found_ < high_ && held(blocks_[last_found_]) && blocks_[last_found_].free_ns == kLive && time_ns != 0) {
+        // A live block that held the address at time_ns is the latest one to.
+        return blocks_[last_found_].object;
+    }
     for (std::uint32_t i = 0; i < high_; ++i) {
         const Block& b = blocks_[i];
-        if (b.object < 0 || address < b.start || address >= b.end) continue;
-        const bool held = time_ns == 0 ? b.free_ns == kLive : b.alloc_ns <= time_ns && time_ns < b.free_ns;
-        if (held && (found < 0 || b.alloc_ns >= found_alloc)) {
+        if (held(b) && (found < 0 || b.alloc_ns >= found_alloc)) {
             found = b.object;
             found_alloc = b.alloc_ns;
+            last_found_ = i;
         }
     }
     return found;

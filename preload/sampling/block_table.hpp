@@ -4,11 +4,15 @@
 //
 // Samples are drained up to 200 ms after they were taken, by then a block
 // may be freed and its addresses reused: a freed block is kept, with the
-// time it was freed, until the table needs its slot (and at least a second
-// after), and a sample matches the block that held its address at the
-// sample's time. The table is a fixed array under a spin lock, held for a
-// scan of it: only tracked (large) allocations and frees, and the drain,
-// take it; free() of an untracked block never does (allocation_tracker.hpp).
+// time it was freed, until the table needs its slot, and a sample matches
+// the block that held its address at the sample's time. Slots are reused
+// round-robin among freed blocks, so the block freed longest ago goes
+// first and a program that churns large buffers never finds the table full
+// of dead ones. The table is a fixed array under a spin lock: only tracked
+// (large) allocations and frees, and the drain, take it; free() of an
+// untracked block never does (preload/allocation_events.cpp). A free looks
+// from the newest block back (temporary buffers die young); the drain
+// looks at the block it found last first (samples come in runs).
 #pragma once
 
 #include <atomic>
@@ -20,11 +24,10 @@ namespace stacksage::sampling {
 
 class BlockTable {
 public:
-    static constexpr std::uint32_t kCapacity = 4096;
-    static constexpr std::uint64_t kKeepFreedNs = 1'000'000'000;
+    static constexpr std::uint32_t kCapacity = 1024;
     static constexpr std::uint64_t kLive = ~std::uint64_t{0};
 
-    // \return false when full (no free slot, no block freed long enough ago).
+    // \return false when full (every slot holds a live block).
     bool add(std::uint64_t start, std::uint64_t bytes, std::int32_t object, std::uint64_t now_ns);
     // The live block starting at start, freed now. \return whether there was one.
     bool mark_freed(std::uint64_t start, std::uint64_t now_ns);
@@ -43,7 +46,10 @@ private:
         std::int32_t object;  // -1: the slot is free
     };
     Block blocks_[kCapacity];
-    std::uint32_t high_ = 0;  // slots ever used
+    std::uint32_t high_ = 0;    // slots ever used
+    std::uint32_t cursor_ = 0;  // where the round-robin reuse looks next
+    std::uint32_t newest_ = 0;  // the slot added last
+    std::uint32_t last_found_ = 0;
     std::atomic<std::uint32_t> live_{0};
     SpinLock lock_;
 };

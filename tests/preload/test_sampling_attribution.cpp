@@ -284,14 +284,20 @@ TEST(SamplingAttributionBlocks, ASampleMatchesTheBlockThatHeldItsAddressThen) {
     EXPECT_EQ(t->live(), 0u);
 }
 
-TEST(SamplingAttributionBlocks, AFullTableReusesOnlyBlocksFreedLongAgo) {
+TEST(SamplingAttributionBlocks, AFullTableReusesTheBlocksFreedLongestAgo) {
     auto t = std::make_unique<BlockTable>();
     for (std::uint32_t i = 0; i < BlockTable::kCapacity; ++i) ASSERT_TRUE(t->add(0x100000 + i * 0x1000, 0x1000, 1, 10));
-    EXPECT_FALSE(t->add(0x900000000, 0x1000, 2, 20));
-    ASSERT_TRUE(t->mark_freed(0x100000, 30));
-    EXPECT_FALSE(t->add(0x900000000, 0x1000, 2, 40)) << "freed too recently: a sample may still want it";
-    EXPECT_TRUE(t->add(0x900000000, 0x1000, 2, 30 + BlockTable::kKeepFreedNs));
+    EXPECT_FALSE(t->add(0x900000000, 0x1000, 2, 20)) << "every block live";
+    ASSERT_TRUE(t->mark_freed(0x100000 + 7 * 0x1000, 30));
+    ASSERT_TRUE(t->mark_freed(0x100000 + 3 * 0x1000, 31));
+    ASSERT_TRUE(t->add(0x900000000, 0x1000, 2, 40));
     EXPECT_EQ(t->find(0x900000800, 0), 2);
+    EXPECT_EQ(t->find(0x100000 + 3 * 0x1000, 20), -1) << "its slot was the first freed one the reuse found";
+    EXPECT_EQ(t->find(0x100000 + 7 * 0x1000, 20), 1) << "still there for samples drained late";
+    ASSERT_TRUE(t->add(0x900010000, 0x1000, 3, 50));
+    EXPECT_EQ(t->find(0x100000 + 7 * 0x1000, 20), -1);
+    EXPECT_FALSE(t->add(0x900020000, 0x1000, 4, 60)) << "live again, all of them";
+    EXPECT_EQ(t->live(), BlockTable::kCapacity);
 }
 
 namespace {
