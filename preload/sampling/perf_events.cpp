@@ -170,9 +170,13 @@ std::size_t build_event_specs(const SamplingPlan& plan, const SamplingOptions& o
             // needs one copy). Every sample keeps the top of the stack, for
             // the call path of leaf functions (call_path.hpp).
             perf_event_attr stacks = pf;
-            stacks.sample_period = options.pagefault_period * kStackEventPeriods < kStackEventMinPeriod
-                                       ? kStackEventMinPeriod
-                                       : options.pagefault_period * kStackEventPeriods;
+            // Not a multiple of the other's period: a fault that overflows
+            // both events yields only one of the two samples (seen on Linux
+            // 6.18), and every 16th access sample would be lost.
+            stacks.sample_period = (options.pagefault_period * kStackEventPeriods < kStackEventMinPeriod
+                                        ? kStackEventMinPeriod
+                                        : options.pagefault_period * kStackEventPeriods) +
+                                   1;
             request_code_attribution(stacks, options, options.stack_bytes);
             request_code_attribution(pf, options, kTopOfStackBytes);
             add_spec(out, cap, n, pf, EventKind::PageFault, -1, "software");

@@ -36,7 +36,8 @@ enum class EventKind : std::uint8_t {
     CpuClock,
 };
 // Its period: 16 page-fault periods, and at least 1024 faults (4 MiB first
-// touched), so that a burst of faults does not fill the ring with copies.
+// touched), so that a burst of faults does not fill the ring with copies;
+// plus one (perf_events.cpp says why).
 inline constexpr std::uint64_t kStackEventPeriods = 16;
 inline constexpr std::uint64_t kStackEventMinPeriod = 1024;
 Backend backend_of(EventKind kind);
