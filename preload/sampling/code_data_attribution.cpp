@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include <cstring>
 #include <new>
 
 #include "preload/sampling/call_path.hpp"
@@ -19,6 +20,7 @@ struct State {
     ObjectTable objects;
     MappingTable mappings;
     BlockTable blocks;
+    StaticSymbols symbols;
     std::atomic<std::uint64_t> allocations_tracked{0};
     std::atomic<std::uint64_t> objects_dropped{0};
     std::atomic<std::uint64_t> last_refresh_ns{0};
@@ -53,6 +55,23 @@ bool refresh_if_stale(State& s) {
     return true;
 }
 
+// The variable holding address a of mapping m (its symbol's start, in the
+// mapping of its file that holds that start), else a's 4 KiB page.
+std::int32_t static_object(State& s, std::uint32_t m, std::uint64_t a) {
+    const Mapping& map = s.mappings.at(m);
+    const std::uint64_t at = map.file_offset + (a - map.start);
+    char path[4200];
+    const std::size_t n = map.path_len < sizeof path - 1 ? map.path_len : sizeof path - 1;
+    std::memcpy(path, s.mappings.path(map), n);
+    path[n] = '\0';
+    std::uint64_t start = 0;
+    if (s.symbols.variable_start(path, map.inode, at, start)) {
+        const std::int32_t holder = s.mappings.find_file_offset(map, start);
+        return s.objects.intern(ObjectKind::Static, holder >= 0 ? holder : static_cast<std::int32_t>(m), start);
+    }
+    return s.objects.intern(ObjectKind::Static, static_cast<std::int32_t>(m), at & ~(kStaticGranule - 1));
+}
+
 std::int32_t object_of(State& s, const SampleRecord& r, const SampleContext& c) {
     const std::uint64_t a = r.addr;
     if (a == 0) return s.unknown_object;
@@ -66,9 +85,7 @@ std::int32_t object_of(State& s, const SampleRecord& r, const SampleContext& c) 
         std::int32_t m = s.mappings.find(a);
         if (m < 0 && c.may_refresh_mappings && refresh_if_stale(s)) m = s.mappings.find(a);
         if (m >= 0 && s.mappings.at(static_cast<std::uint32_t>(m)).kind == ModuleKind::File) {
-            const Mapping& map = s.mappings.at(static_cast<std::uint32_t>(m));
-            const std::uint64_t offset = (map.file_offset + (a - map.start)) & ~(kStaticGranule - 1);
-            id = s.objects.intern(ObjectKind::Static, m, offset);
+            id = static_object(s, static_cast<std::uint32_t>(m), a);
         } else {
             return s.unknown_object;
         }
@@ -85,7 +102,8 @@ bool attribution_start(const AttributionOptions& options) {
     const std::size_t state_bytes = align64(sizeof(State));
     const std::size_t sites_bytes = align64(SiteTable::bytes_for(kSiteCapacity, kStackCopies, stack_bytes));
     const std::size_t objects_bytes = align64(ObjectTable::bytes_for(kObjectCapacity));
-    const std::size_t bytes = state_bytes + sites_bytes + objects_bytes;
+    const std::size_t symbols_bytes = align64(StaticSymbols::bytes_for());
+    const std::size_t bytes = state_bytes + sites_bytes + objects_bytes + symbols_bytes;
     void* memory = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (memory == MAP_FAILED) return false;
     auto* base = static_cast<unsigned char*>(memory);
@@ -94,6 +112,7 @@ bool attribution_start(const AttributionOptions& options) {
     s->options.stack_bytes = stack_bytes;
     s->sites.init_zeroed(base + state_bytes, kSiteCapacity, kStackCopies, stack_bytes);
     s->objects.init_zeroed(base + state_bytes + sites_bytes, kObjectCapacity);
+    s->symbols.init(base + state_bytes + sites_bytes + objects_bytes);
     s->unknown_object = s->objects.intern(ObjectKind::Unknown, -1, 0);
     s->mappings.exclude_directory(options.own_files_dir);
     s->mappings.refresh(options.maps_path, s->maps_buffer, sizeof s->maps_buffer);
@@ -117,6 +136,7 @@ void attribution_after_fork_child() {
     if (s == nullptr) return;
     s->blocks.reset_lock();
     s->mappings.reset_lock();
+    s->symbols.reset_lock();
 }
 
 void attribution_reset_for_tests() {

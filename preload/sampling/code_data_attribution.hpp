@@ -5,7 +5,8 @@
 // Process-wide state, mapped once at sampler start: the call sites
 // (site_table.hpp) with their stack copies, the mappings that give
 // addresses a module (mapping_table.hpp), the data objects
-// (object_table.hpp) and the tracked blocks (block_table.hpp).
+// (object_table.hpp), the tracked blocks (block_table.hpp) and the modules'
+// data symbols (static_symbols.hpp).
 //
 //   attribute_sample   in the drain, for each memory sample: its site and object
 //   track_allocation   from the allocation interposers (preload/allocation_events.cpp),
@@ -25,6 +26,7 @@
 #include "preload/sampling/object_table.hpp"
 #include "preload/sampling/sample_record.hpp"
 #include "preload/sampling/site_table.hpp"
+#include "preload/sampling/static_symbols.hpp"
 
 namespace stacksage::sampling {
 

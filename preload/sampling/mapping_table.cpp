@@ -204,6 +204,17 @@ bool MappingTable::refresh(const char* maps_path, char* buffer, std::size_t buff
     return true;
 }
 
+std::int32_t MappingTable::find_file_offset(const Mapping& of, std::uint64_t offset) const {
+    for (std::uint32_t i = count(); i-- > 0;) {
+        const Mapping& e = entries_[i];
+        if (e.inode == of.inode && e.kind == ModuleKind::File && offset >= e.file_offset &&
+            offset < e.file_offset + (e.end - e.start) && e.path_len == of.path_len &&
+            std::memcmp(paths_ + e.path_at, paths_ + of.path_at, of.path_len) == 0)
+            return static_cast<std::int32_t>(i);
+    }
+    return -1;
+}
+
 std::int32_t MappingTable::find(std::uint64_t address) const {
     for (std::uint32_t i = count(); i-- > 0;) {
         const Mapping& e = entries_[i];

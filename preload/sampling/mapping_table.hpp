@@ -47,6 +47,9 @@ public:
 
     // The newest mapping holding address, or -1.
     std::int32_t find(std::uint64_t address) const;
+    // The mapping of the same file (inode and path) that maps file offset
+    // `offset` (a .bss one included), or -1.
+    std::int32_t find_file_offset(const Mapping& of, std::uint64_t offset) const;
     bool executable(std::uint64_t address) const {
         const std::int32_t i = find(address);
         return i >= 0 && entries_[i].executable;

@@ -392,7 +392,14 @@ void expect_known_sites_and_objects(const std::string& name, const char* unwind)
         EXPECT_EQ((*site)["regs"]["ip"], (*site)["ip"]);
     }
 
-    // The static array: objects of kind static in the program's file.
+    // The static array: one static object, the variable g_static_table
+    // (its module and offset lead to the symbol's address).
+    std::uint64_t base = 0;
+    for (const auto& m : r.records)
+        if (m["rec"] == "module" && m["path"] == program && m["file_offset"] == 0) base = m["start"];
+    ASSERT_NE(base, 0u);
+    ASSERT_TRUE(symbols.count("g_static_table"));
+    std::set<std::int64_t> static_objects;
     std::uint64_t static_faults = 0;
     for (const auto& [object, n] : by_object) {
         const nlohmann::json* o = record_with_id(r, "object", object);
@@ -400,8 +407,13 @@ void expect_known_sites_and_objects(const std::string& name, const char* unwind)
         const nlohmann::json* m = record_with_id(r, "module", (*o)["module"].get<std::int64_t>());
         ASSERT_NE(m, nullptr);
         EXPECT_EQ((*m)["path"], program);
+        const std::uint64_t runtime =
+            (*m)["start"].get<std::uint64_t>() + ((*o)["offset"].get<std::uint64_t>() - (*m)["file_offset"].get<std::uint64_t>());
+        EXPECT_EQ(runtime - base, symbols.at("g_static_table").address) << *o << " is not g_static_table";
+        static_objects.insert(object);
         static_faults += n;
     }
+    EXPECT_EQ(static_objects.size(), 1u) << "one object for all the array's pages";
     EXPECT_GT(static_faults, faults / 5) << "8 of the 24 MiB touched are the static array's";
 
     // The program's modules carry its build id.

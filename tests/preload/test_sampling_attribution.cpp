@@ -23,6 +23,7 @@
 #include "preload/sampling/object_table.hpp"
 #include "preload/sampling/sample_record.hpp"
 #include "preload/sampling/site_table.hpp"
+#include "preload/sampling/static_symbols.hpp"
 #include "preload/sampling/user_registers.hpp"
 
 using namespace stacksage::sampling;
@@ -355,6 +356,42 @@ TEST(SamplingAttributionMappings, TheLoadedImagesGetTheirBuildIds) {
     ASSERT_GE(i, 0);
     EXPECT_TRUE(t->at(static_cast<std::uint32_t>(i)).executable);
     EXPECT_EQ(t->at(static_cast<std::uint32_t>(i)).build_id_len, 20u) << "Debian's libc has a GNU build id";
+}
+
+namespace {
+// A static variable of this test program, in its .bss.
+unsigned char g_probe[200000];
+}  // namespace
+
+TEST(SamplingAttributionStaticData, AnAddressInAVariableGivesTheVariablesStart) {
+    auto maps = std::make_unique<MappingTable>();
+    static char buffer[64 * 1024];
+    ASSERT_TRUE(maps->refresh(nullptr, buffer, sizeof buffer));
+    const auto address = reinterpret_cast<std::uint64_t>(&g_probe[150000]);
+    g_probe[150000] = 1;
+    const std::int32_t m = maps->find(address);
+    ASSERT_GE(m, 0) << "the program's data (or .bss) is a module";
+    const Mapping& map = maps->at(static_cast<std::uint32_t>(m));
+    const std::string path(maps->path(map), map.path_len);
+    const std::uint64_t at = map.file_offset + (address - map.start);
+
+    std::vector<unsigned char> pool(StaticSymbols::bytes_for());
+    auto symbols = std::make_unique<StaticSymbols>();
+    symbols->init(pool.data());
+    std::uint64_t start = 0;
+    ASSERT_TRUE(symbols->variable_start(path.c_str(), map.inode, at, start)) << path << " has a symbol table";
+    EXPECT_EQ(start, at - 150000) << "the offset of g_probe[0]";
+    // The mapping that holds that start (the variable may begin in the
+    // file's last page and go on in its .bss).
+    const std::int32_t holder = maps->find_file_offset(map, start);
+    ASSERT_GE(holder, 0);
+    const Mapping& h = maps->at(static_cast<std::uint32_t>(holder));
+    EXPECT_EQ(h.start + (start - h.file_offset), reinterpret_cast<std::uint64_t>(&g_probe[0]));
+    // Past its end: another variable or none, not g_probe.
+    std::uint64_t other = 0;
+    EXPECT_TRUE(!symbols->variable_start(path.c_str(), map.inode, at - 150000 + sizeof g_probe, other) ||
+                other != start);
+    EXPECT_FALSE(symbols->variable_start("/nonexistent/file", 1, 0, other));
 }
 
 namespace {
