@@ -34,7 +34,7 @@ struct RawSampleSink {
 struct ThreadSlot {
     // Keys now include the call site and data object: room for a few
     // hundred sites x objects x levels per thread.
-    static constexpr std::uint32_t kTableCapacity = 8192;
+    static constexpr std::uint32_t kTableCapacity = 4096;
     static constexpr std::size_t kPending = 128;
     // A record wrapping around the ring's end is copied here: a sample with
     // the largest stack copy (STACKSAGE_SAMPLE_STACK, 32 KiB) and its chain.
