@@ -450,4 +450,31 @@ TEST(PreloadSampling, CallSitesAndObjectsOfAKnownFirstTouchWithoutFramePointers)
     expect_known_sites_and_objects("memory_attribution_nofp", "stack");
 }
 
+// The allocation interposers keep glibc's semantics (the example checks
+// them as it goes, from 4 threads) and track every large block.
+TEST(PreloadSampling, InterposedAllocationsKeepTheirSemanticsAndLargeBlocksAreTracked) {
+    TempDir out;
+    RunResult res = sampled_run(out, "pagefault", {example("allocation_cases"), "--threads", "4", "--rounds", "50"});
+    ASSERT_EQ(res.exit_code(), 0) << res.err;
+    EXPECT_NE(res.out.find("large blocks 1400"), std::string::npos) << res.out;
+    const Recorded r = recorded(out);
+    const nlohmann::json* attribution = nullptr;
+    std::set<std::string> kinds;
+    for (const auto& x : r.records) {
+        if (x["rec"] == "attribution") attribution = &x;
+        if (x["rec"] == "object") kinds.insert(x["kind"].get<std::string>());
+    }
+    ASSERT_NE(attribution, nullptr) << "no attribution line in " << r.summary;
+    EXPECT_EQ((*attribution)["allocations_tracked"], 1400) << *attribution;
+    EXPECT_EQ((*attribution)["objects_dropped"], 0);
+    EXPECT_TRUE(kinds.count("heap") && kinds.count("mmap")) << "malloc'd and mmap'd blocks";
+
+    // Attribution off: the same program, nothing tracked, no attribution line.
+    TempDir off;
+    RunResult plain = sampled_run(off, "pagefault", {example("allocation_cases"), "--threads", "2", "--rounds", "10"},
+                                  {{"STACKSAGE_SAMPLE_ATTRIBUTION", "0"}});
+    ASSERT_EQ(plain.exit_code(), 0) << plain.err;
+    for (const auto& x : recorded(off).records) EXPECT_NE(x["rec"], "attribution");
+}
+
 }  // namespace stacksage::testing
