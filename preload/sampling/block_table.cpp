@@ -2,8 +2,16 @@
 
 namespace stacksage::sampling {
 
+namespace {
+// The lock is held for a scan of 1024 blocks at most; a holder that never
+// lets go is a thread that no longer exists (a forked child before its
+// reset): after this many yields the operation is skipped, never hung.
+constexpr unsigned kMaxYields = 10000;
+}  // namespace
+
 bool BlockTable::add(std::uint64_t start, std::uint64_t bytes, std::int32_t object, std::uint64_t now_ns) {
-    SpinGuard guard(lock_);
+    BoundedSpinGuard guard(lock_, kMaxYields);
+    if (!guard.held()) return false;
     std::uint32_t slot = kCapacity;
     if (high_ < kCapacity) {
         slot = high_++;
@@ -25,7 +33,8 @@ bool BlockTable::add(std::uint64_t start, std::uint64_t bytes, std::int32_t obje
 }
 
 bool BlockTable::mark_freed(std::uint64_t start, std::uint64_t now_ns) {
-    SpinGuard guard(lock_);
+    BoundedSpinGuard guard(lock_, kMaxYields);
+    if (!guard.held()) return false;
     for (std::uint32_t n = 0, i = newest_; n < high_; ++n, i = i == 0 ? high_ - 1 : i - 1) {
         Block& b = blocks_[i];
         if (b.start == start && b.free_ns == kLive && b.object >= 0) {
@@ -38,7 +47,8 @@ bool BlockTable::mark_freed(std::uint64_t start, std::uint64_t now_ns) {
 }
 
 std::uint32_t BlockTable::mark_unmapped(std::uint64_t start, std::uint64_t bytes, std::uint64_t now_ns) {
-    SpinGuard guard(lock_);
+    BoundedSpinGuard guard(lock_, kMaxYields);
+    if (!guard.held()) return 0;
     std::uint32_t n = 0;
     for (std::uint32_t i = 0; i < high_; ++i) {
         Block& b = blocks_[i];
@@ -52,7 +62,8 @@ std::uint32_t BlockTable::mark_unmapped(std::uint64_t start, std::uint64_t bytes
 }
 
 std::int32_t BlockTable::find(std::uint64_t address, std::uint64_t time_ns) {
-    SpinGuard guard(lock_);
+    BoundedSpinGuard guard(lock_, kMaxYields);
+    if (!guard.held()) return -1;
     const auto held = [&](const Block& b) {
         if (b.object < 0 || address < b.start || address >= b.end) return false;
         return time_ns == 0 ? b.free_ns == kLive : b.alloc_ns <= time_ns && time_ns < b.free_ns;

@@ -101,7 +101,9 @@ bool StaticSymbols::load(const char* path, std::uint64_t inode, std::uint32_t ha
 
 bool StaticSymbols::variable_start(const char* path, std::uint64_t inode, std::uint64_t offset, std::uint64_t& start) {
     if (pool_ == nullptr) return false;
-    SpinGuard guard(lock_);
+    // Held while a file is read (milliseconds); never waited on for ever.
+    BoundedSpinGuard guard(lock_, 100000);
+    if (!guard.held()) return false;
     const std::uint32_t hash = path_hash(path, std::strlen(path));
     const File* f = file_of(inode, hash);
     if (f == nullptr) {

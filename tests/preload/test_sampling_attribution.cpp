@@ -23,6 +23,7 @@
 #include "preload/sampling/object_table.hpp"
 #include "preload/sampling/sample_record.hpp"
 #include "preload/sampling/site_table.hpp"
+#include "preload/sampling/spin_lock.hpp"
 #include "preload/sampling/static_symbols.hpp"
 #include "preload/sampling/user_registers.hpp"
 
@@ -299,6 +300,19 @@ TEST(SamplingAttributionBlocks, AFullTableReusesTheBlocksFreedLongestAgo) {
     EXPECT_EQ(t->find(0x100000 + 7 * 0x1000, 20), -1);
     EXPECT_FALSE(t->add(0x900020000, 0x1000, 4, 60)) << "live again, all of them";
     EXPECT_EQ(t->live(), BlockTable::kCapacity);
+}
+
+TEST(SamplingAttributionBlocks, ALockNeverLetGoIsGivenUpNotWaitedOnForEver) {
+    SpinLock lock;
+    ASSERT_TRUE(lock.try_lock());  // a thread of the parent, gone in a forked child
+    EXPECT_FALSE(lock.lock_for(3));
+    {
+        BoundedSpinGuard guard(lock, 3);
+        EXPECT_FALSE(guard.held());
+    }
+    lock.reset();  // what the child does after fork
+    BoundedSpinGuard guard(lock, 3);
+    EXPECT_TRUE(guard.held());
 }
 
 namespace {
