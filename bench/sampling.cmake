@@ -5,3 +5,13 @@ target_link_libraries(bench_sampling_decode PRIVATE stacksage_sampling benchmark
 
 add_executable(bench_sampling_overhead sampling_overhead.cpp)
 target_link_libraries(bench_sampling_overhead PRIVATE stacksage_sampling Threads::Threads)
+
+# The allocation interposers linked into the benchmark itself (an executable's
+# malloc comes before glibc's, as the preload's does), with frame pointers
+# as in the preload.
+add_executable(bench_allocation_overhead allocation_overhead.cpp
+  ${STACKSAGE_SOURCE_DIR}/preload/allocation_events.cpp ${STACKSAGE_SOURCE_DIR}/preload/real_functions.cpp)
+set_source_files_properties(${STACKSAGE_SOURCE_DIR}/preload/allocation_events.cpp
+  TARGET_DIRECTORY bench_allocation_overhead PROPERTIES COMPILE_OPTIONS -fno-omit-frame-pointer)
+target_include_directories(bench_allocation_overhead PRIVATE ${STACKSAGE_SOURCE_DIR})
+target_link_libraries(bench_allocation_overhead PRIVATE stacksage_sampling ${CMAKE_DL_LIBS})

@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "preload/sampling/access_table.hpp"
+#include "preload/sampling/code_data_attribution.hpp"
+#include "preload/sampling/user_registers.hpp"
 #include "preload/sampling/ring_reader.hpp"
 #include "preload/sampling/sample_record.hpp"
 #include "preload/sampling/source_memo.hpp"
@@ -125,7 +127,7 @@ struct MemoAggregateSink {
     void on_sample(const unsigned char* body, std::size_t len) {
         SampleRecord r;
         if (!layout.decode(body, len, r)) return;
-        table->add_packed(SourceMemo::with_cpu(memo.key_bits(EventKind::PebsLoads, r.data_src), r.cpu), r.weight, 1);
+        table->add_packed(SourceMemo::with_cpu(memo.key_bits(EventKind::PebsLoads, r.data_src), r.cpu), 0, r.weight, 1);
     }
     void on_lost(std::uint64_t, std::uint64_t) {}
 };
@@ -202,6 +204,77 @@ void BM_ThreadSlotDrain(benchmark::State& state) {
     std::free(memory);
 }
 BENCHMARK(BM_ThreadSlotDrain)->Arg(0)->Arg(1)->ArgNames({"dram_quarter"})->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+namespace {
+
+__attribute__((noinline)) void caller_a() { asm volatile(""); }
+__attribute__((noinline)) void caller_b() { asm volatile(""); }
+
+// The drain's cost per page-fault sample with code and data attribution
+// (arg 1: call chain of 4 return addresses, the registers and the stack's
+// top 16 bytes; its site and its object, a tracked block) against the same
+// sample without (arg 0: decode and key only). Figures: docs/PERFORMANCE.md,
+// "Code and data attribution (recorder)".
+void BM_PageFaultSampleAttribution(benchmark::State& state) {
+    const bool attributed = state.range(0) != 0;
+    constexpr std::uint64_t kPlain =
+        PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_CPU;
+    const std::uint64_t type = attributed ? kPlain | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER
+                                          : kPlain;
+    attribution_reset_for_tests();
+    attribution_start(AttributionOptions{});
+    static std::vector<unsigned char> block(64u << 20);
+    const std::uint64_t frame[2] = {0, reinterpret_cast<std::uint64_t>(&caller_b) + 4};
+    track_allocation(block.data(), block.size(), ObjectKind::Heap, frame);
+    // 256 samples: 8 instruction addresses x 2 callers, addresses across the block.
+    constexpr int kRecords = 256;
+    std::vector<std::vector<std::uint64_t>> bodies(kRecords);
+    const std::uint64_t code = reinterpret_cast<std::uint64_t>(&caller_a);
+    for (int i = 0; i < kRecords; ++i) {
+        std::vector<std::uint64_t>& b = bodies[i];
+        b = {1, code + (i % 8), (std::uint64_t{1001} << 32) | 1000, 0,
+             reinterpret_cast<std::uint64_t>(block.data()) + static_cast<std::uint64_t>(i) * 4096 * 61 % block.size(), 0};
+        if (attributed) {
+            const std::uint64_t caller = (i & 8) ? reinterpret_cast<std::uint64_t>(&caller_a) + 8
+                                                 : reinterpret_cast<std::uint64_t>(&caller_b) + 8;
+            b.push_back(5);
+            b.push_back(static_cast<std::uint64_t>(PERF_CONTEXT_USER));
+            b.push_back(code + (i % 8));
+            b.push_back(caller);
+            b.push_back(code + 16);
+            b.push_back(code + 24);
+            b.push_back(PERF_SAMPLE_REGS_ABI_64);
+            for (int r = 0; r < __builtin_popcountll(kUserRegisterMask); ++r) b.push_back(0x7ffd0000 + r);
+            b.push_back(16);  // the stack's top
+            b.push_back(0x11);
+            b.push_back(0x22);
+            b.push_back(16);
+        }
+    }
+    SampleLayout layout;
+    layout.configure(type, kUserRegisterMask);
+    SampleContext context;
+    context.time_is_monotonic = false;
+    std::uint64_t checksum = 0;
+    for (auto _ : state) {
+        for (const auto& b : bodies) {
+            SampleRecord r;
+            layout.decode(reinterpret_cast<const unsigned char*>(b.data()), b.size() * 8, r);
+            std::uint64_t key = access_key_of(EventKind::PageFault, r).pack();
+            if (attributed) {
+                const SampleAttribution a = attribute_sample(r, context);
+                key ^= AccessKey::where_of(a.site, a.object);
+            }
+            checksum += key;
+        }
+    }
+    benchmark::DoNotOptimize(checksum);
+    state.SetItemsProcessed(state.iterations() * kRecords);
+    attribution_reset_for_tests();
+}
+BENCHMARK(BM_PageFaultSampleAttribution)->Arg(0)->Arg(1)->ArgNames({"attributed"})->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

@@ -4,9 +4,17 @@
 // The sampler runs as the preload runs it: opened in each thread, rings
 // drained by its own thread, summary written at the end.
 //
+// Each round runs the workload three ways in rotating order: plain, sampled
+// without code and data attribution (STACKSAGE_SAMPLE_ATTRIBUTION=0), and
+// sampled with it (call chains, stack copies, sites and objects: the
+// defaults); the ratios of each sampled run to the plain run of its round,
+// and of the attributed run to the unattributed one, give the whole-run
+// overhead and the cost of attribution per sample.
+//
 //   build/bench/bench_sampling_overhead [PAIRS] [MiB] [THREADS] [BACKENDS]
 //   e.g. build/bench/bench_sampling_overhead 10 512 2 pagefault,cpuclock
-// Figures: docs/PERFORMANCE.md, section "Sampling".
+// Figures: docs/PERFORMANCE.md, sections "Sampling" and "Code and data
+// attribution (recorder)".
 #include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -91,60 +99,80 @@ int main(int argc, char** argv) {
         if (!ok) return 1;
     }
     run_workload(bytes, threads, false);  // warm up
-    std::vector<double> plain, sampled, ratios;
-    std::uint64_t samples = 0, lost = 0;
-    for (int i = 0; i < pairs; ++i) {
-        const auto sampled_run = [&] {
-            sampler_reset_for_tests();
-            char message[2048];
-            if (!sampler_start(config, message, sizeof message)) {
-                std::fprintf(stderr, "sampling does not start: %s\n", message);
-                std::exit(1);
-            }
-            const double t = run_workload(bytes, threads, true);
-            fs::remove_all(dir);
-            fs::create_directories(dir);
-            for (std::size_t s = 0; s < sampler_slot_count(); ++s)
-                if (const ThreadSlot* slot = sampler_slot(s)) {
-                    samples += slot->samples;
-                    lost += slot->lost();
-                }
-            char err[512];
-            sampler_finish(dir.c_str(), "bench", err, sizeof err);
-            return t;
-        };
-        double tp, ts;
-        if (i % 2 == 0) {
-            tp = run_workload(bytes, threads, false);
-            ts = sampled_run();
-        } else {
-            ts = sampled_run();
-            tp = run_workload(bytes, threads, false);
+    SamplerConfig without = config;
+    without.options.attribution = false;
+    SamplerConfig with = config;
+    with.options.attribution = true;
+    struct Totals {
+        std::vector<double> times, ratios;
+        std::uint64_t samples = 0, lost = 0;
+    };
+    Totals bare, off, on;
+    std::vector<double> on_over_off;
+    const auto sampled_run = [&](const SamplerConfig& c, Totals& totals) {
+        sampler_reset_for_tests();
+        char message[2048];
+        if (!sampler_start(c, message, sizeof message)) {
+            std::fprintf(stderr, "sampling does not start: %s\n", message);
+            std::exit(1);
         }
-        plain.push_back(tp);
-        sampled.push_back(ts);
-        ratios.push_back(ts / tp);
-        std::printf("  pair %2d: plain %.3f s, sampled %.3f s, ratio %.4f\n", i + 1, tp, ts, ts / tp);
+        const double t = run_workload(bytes, threads, true);
+        fs::remove_all(dir);
+        fs::create_directories(dir);
+        for (std::size_t s = 0; s < sampler_slot_count(); ++s)
+            if (const ThreadSlot* slot = sampler_slot(s)) {
+                totals.samples += slot->samples;
+                totals.lost += slot->lost();
+            }
+        char err[512];
+        sampler_finish(dir.c_str(), "bench", err, sizeof err);
+        return t;
+    };
+    for (int i = 0; i < pairs; ++i) {
+        double t[3];
+        for (int k = 0; k < 3; ++k) {
+            const int which = (i + k) % 3;  // rotate the order
+            t[which] = which == 0 ? run_workload(bytes, threads, false)
+                       : which == 1 ? sampled_run(without, off)
+                                    : sampled_run(with, on);
+        }
+        bare.times.push_back(t[0]);
+        off.times.push_back(t[1]);
+        on.times.push_back(t[2]);
+        off.ratios.push_back(t[1] / t[0]);
+        on.ratios.push_back(t[2] / t[0]);
+        on_over_off.push_back(t[2] / t[1]);
+        std::printf("  round %2d: plain %.3f s, sampled %.3f s, sampled+attribution %.3f s\n", i + 1, t[0], t[1], t[2]);
     }
     fs::remove_all(dir);
-    double mean = 0;
-    for (double r : ratios) mean += r;
-    mean /= static_cast<double>(ratios.size());
-    double var = 0;
-    for (double r : ratios) var += (r - mean) * (r - mean);
-    const double sem = ratios.size() > 1 ? std::sqrt(var / static_cast<double>(ratios.size() - 1)) /
-                                               std::sqrt(static_cast<double>(ratios.size()))
-                                         : 0;
+    const auto mean_sem = [](const std::vector<double>& v, double& mean, double& sem) {
+        mean = 0;
+        for (double r : v) mean += r;
+        mean /= static_cast<double>(v.size());
+        double var = 0;
+        for (double r : v) var += (r - mean) * (r - mean);
+        sem = v.size() > 1 ? std::sqrt(var / static_cast<double>(v.size() - 1)) / std::sqrt(static_cast<double>(v.size()))
+                           : 0;
+    };
     std::printf("workload: %zu MiB first-touched and streamed 3x by %d threads; backends %s; periods: page faults %llu, "
-                "cpu-clock %llu ns\n",
+                "cpu-clock %llu ns; stack copies %u bytes\n",
                 mib, threads, backends, static_cast<unsigned long long>(config.options.pagefault_period),
-                static_cast<unsigned long long>(config.options.cpuclock_period_ns));
-    std::printf("pairs: %d\n", pairs);
-    std::printf("plain wall time:   median %.3f s\n", median(plain));
-    std::printf("sampled wall time: median %.3f s\n", median(sampled));
-    std::printf("samples: %.0f per run, lost %.0f per run\n", static_cast<double>(samples) / pairs,
-                static_cast<double>(lost) / pairs);
-    std::printf("overhead (sampled/plain - 1): median %+.2f %%, mean %+.2f %% +- %.2f %% (s.e.)\n",
-                (median(ratios) - 1) * 100, (mean - 1) * 100, sem * 100);
+                static_cast<unsigned long long>(config.options.cpuclock_period_ns), with.options.stack_bytes);
+    std::printf("rounds: %d\n", pairs);
+    std::printf("plain wall time:                       median %.3f s\n", median(bare.times));
+    for (const auto* x : {&off, &on}) {
+        double mean, sem;
+        mean_sem(x->ratios, mean, sem);
+        std::printf("%s median %.3f s; samples %.0f, lost %.0f per run; overhead median %+.2f %%, mean %+.2f %% +- %.2f %%\n",
+                    x == &off ? "sampled, no attribution:  " : "sampled with attribution: ", median(x->times),
+                    static_cast<double>(x->samples) / pairs, static_cast<double>(x->lost) / pairs,
+                    (median(x->ratios) - 1) * 100, (mean - 1) * 100, sem * 100);
+    }
+    double mean, sem;
+    mean_sem(on_over_off, mean, sem);
+    const double samples_per_run = static_cast<double>(on.samples) / pairs;
+    std::printf("attribution (with/without): median %+.2f %%, mean %+.2f %% +- %.2f %%; per sample %.2f us\n",
+                (median(on_over_off) - 1) * 100, (mean - 1) * 100, sem * 100,
+                samples_per_run > 0 ? (median(on.times) - median(off.times)) / samples_per_run * 1e6 : 0.0);
     return 0;
 }

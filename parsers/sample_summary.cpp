@@ -42,6 +42,88 @@ std::vector<std::string> strings(const json& j, const char* key) {
     return out;
 }
 
+std::vector<std::uint64_t> numbers(const json& j, const char* key) {
+    std::vector<std::uint64_t> out;
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_array()) return out;
+    for (const json& v : *it)
+        if (v.is_number_unsigned()) out.push_back(v.get<std::uint64_t>());
+    return out;
+}
+// Hex digits, two per byte; empty when not hex (a torn or foreign value).
+std::vector<std::uint8_t> hex_bytes(const std::string& hex) {
+    std::vector<std::uint8_t> out;
+    if (hex.size() % 2 != 0) return out;
+    out.reserve(hex.size() / 2);
+    const auto digit = [](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        return -1;
+    };
+    for (std::size_t i = 0; i < hex.size(); i += 2) {
+        const int hi = digit(hex[i]), lo = digit(hex[i + 1]);
+        if (hi < 0 || lo < 0) return {};
+        out.push_back(static_cast<std::uint8_t>(hi << 4 | lo));
+    }
+    return out;
+}
+
+void read_code_and_data(const json& j, const std::string& rec, SampleSummary& s) {
+    if (rec == schema::module::rec) {
+        namespace md = schema::module;
+        SampledModule m;
+        m.id = i64(j, md::id, -1);
+        m.path = str(j, md::path);
+        m.start = u64(j, md::start);
+        m.end = u64(j, md::end);
+        m.file_offset = u64(j, md::file_offset);
+        m.build_id = str(j, md::build_id);
+        m.kind = str(j, md::kind);
+        m.executable = boolean(j, md::executable);
+        s.modules.push_back(std::move(m));
+    } else if (rec == schema::site::rec) {
+        namespace st = schema::site;
+        SampledSite site;
+        site.id = i64(j, st::id, -1);
+        site.ip = u64(j, st::ip);
+        site.frames = numbers(j, st::frames);
+        site.unwind = str(j, st::unwind);
+        site.samples = u64(j, st::samples);
+        if (auto it = j.find(st::regs); it != j.end() && it->is_object()) {
+            site.reg_ip = u64(*it, "ip");
+            site.reg_sp = u64(*it, "sp");
+            site.reg_bp = u64(*it, "bp");
+        }
+        site.stack = hex_bytes(str(j, st::stack));
+        s.sites.push_back(std::move(site));
+    } else if (rec == schema::object::rec) {
+        namespace ob = schema::object;
+        SampledObject o;
+        o.id = i64(j, ob::id, -1);
+        o.kind = str(j, ob::kind);
+        o.site = i64(j, ob::site, -1);
+        o.module = i64(j, ob::module, -1);
+        o.offset = u64(j, ob::offset);
+        o.tid = i64(j, ob::tid);
+        o.blocks = u64(j, ob::blocks);
+        o.bytes = u64(j, ob::bytes);
+        s.objects.push_back(std::move(o));
+    } else if (rec == schema::attribution::rec) {
+        namespace at = schema::attribution;
+        SampledAttribution& a = s.attribution;
+        a.present = true;
+        a.sites = u64(j, at::sites);
+        a.sites_dropped = u64(j, at::sites_dropped);
+        a.stacks = u64(j, at::stacks);
+        a.stacks_dropped = u64(j, at::stacks_dropped);
+        a.objects = u64(j, at::objects);
+        a.objects_dropped = u64(j, at::objects_dropped);
+        a.min_block_bytes = u64(j, at::min_block_bytes);
+        a.allocations_tracked = u64(j, at::allocations_tracked);
+    }
+}
+
 void read_record(const json& j, const std::string& rec, SampleSummary& s) {
     if (rec == schema::backend::rec) {
         namespace bk = schema::backend;
@@ -87,6 +169,8 @@ void read_record(const json& j, const std::string& rec, SampleSummary& s) {
         if (auto it = j.find(ac::latency_histogram); it != j.end() && it->is_array())
             for (std::size_t b = 0; b < it->size() && b < a.latency_histogram.size(); ++b)
                 if ((*it)[b].is_number_unsigned()) a.latency_histogram[b] = (*it)[b].get<std::uint64_t>();
+        a.site = i64(j, ac::site, -1);
+        a.object = i64(j, ac::object, -1);
         s.accesses.push_back(std::move(a));
     } else if (rec == schema::ran_on::rec) {
         namespace ro = schema::ran_on;
@@ -104,6 +188,8 @@ void read_record(const json& j, const std::string& rec, SampleSummary& s) {
         s.papi.push_back(std::move(p));
     } else if (rec == schema::end::rec) {
         s.complete = true;
+    } else {
+        read_code_and_data(j, rec, s);
     }
     // Unknown records: a newer writer; skipped.
 }

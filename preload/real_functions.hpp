@@ -36,6 +36,8 @@ using Signal = sighandler_t (*)(int, sighandler_t);
 using Sigignore = int (*)(int);
 using Siginterrupt = int (*)(int, int);
 using MainFn = int (*)(int, char**, char**);
+using Mmap = void* (*)(void*, size_t, int, int, int, off_t);
+using Munmap = int (*)(void*, size_t);
 using LibcStartMain = int (*)(MainFn, int, char**, void (*)(), void (*)(), void (*)(), void*);
 
 // Looks a symbol up once; nullptr only if no later object defines it.
@@ -77,6 +79,8 @@ STACKSAGE_REAL_FUNCTION(Signal, sigset)
 STACKSAGE_REAL_FUNCTION(Sigignore, sigignore)
 STACKSAGE_REAL_FUNCTION(Siginterrupt, siginterrupt)
 STACKSAGE_REAL_FUNCTION(LibcStartMain, __libc_start_main)
+STACKSAGE_REAL_FUNCTION(Mmap, mmap)
+STACKSAGE_REAL_FUNCTION(Munmap, munmap)
 
 #undef STACKSAGE_REAL_FUNCTION
 

@@ -88,6 +88,7 @@ void start_sampling() {
     config.start_thread = real::pthread_create();
     config.pid = p.pid;
     config.host = p.host;
+    config.own_files_dir = p.out_dir;
     config.start_monotonic_ns = p.start_mono_ns;
     config.start_realtime_ns = p.start_real_ns;
     static char message[4096];

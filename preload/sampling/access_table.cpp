@@ -5,9 +5,10 @@ namespace stacksage::sampling {
 namespace {
 constexpr std::uint64_t bits(std::uint64_t v, unsigned width) { return v & ((std::uint64_t{1} << width) - 1); }
 
-std::uint32_t slot_of(std::uint64_t packed, std::uint32_t capacity) {
-    // Fibonacci hashing: keys differ mostly in low bits (the CPU number).
-    return static_cast<std::uint32_t>((packed * 0x9E3779B97F4A7C15ull) >> 32) & (capacity - 1);
+std::uint32_t slot_of(std::uint64_t packed, std::uint64_t where, std::uint32_t capacity) {
+    // Fibonacci hashing: keys differ mostly in low bits (the CPU number, the site).
+    return static_cast<std::uint32_t>(((packed ^ (where * 0xff51afd7ed558ccdull)) * 0x9E3779B97F4A7C15ull) >> 32) &
+           (capacity - 1);
 }
 }  // namespace
 
@@ -21,8 +22,10 @@ std::uint64_t AccessKey::pack() const {
            std::uint64_t{remote} << 43 | bits(hops, 3) << 44 | std::uint64_t{missed} << 47 | std::uint64_t{1} << 63;
 }
 
-AccessKey AccessKey::unpack(std::uint64_t p) {
+AccessKey AccessKey::unpack(std::uint64_t p, std::uint64_t where) {
     AccessKey k;
+    k.site = static_cast<std::int32_t>(static_cast<std::uint32_t>(where)) - 1;
+    k.object = static_cast<std::int32_t>(static_cast<std::uint32_t>(where >> 32)) - 1;
     k.cpu = static_cast<std::uint32_t>(bits(p, 20));
     k.node = static_cast<std::int32_t>(bits(p >> 20, 12)) - 1;
     k.backend = static_cast<Backend>(bits(p >> 32, 4));
@@ -51,11 +54,11 @@ void AccessTable::init_zeroed(void* memory, std::uint32_t capacity) {
     total_ = 0;
 }
 
-bool AccessTable::add_packed(std::uint64_t packed, std::uint64_t weight, std::uint64_t count) {
-    std::uint32_t i = slot_of(packed, capacity_);
+bool AccessTable::add_packed(std::uint64_t packed, std::uint64_t where, std::uint64_t weight, std::uint64_t count) {
+    std::uint32_t i = slot_of(packed, where, capacity_);
     while (true) {
         AccessEntry& e = entries_[i];
-        if (e.key == packed) break;
+        if (e.key == packed && e.where == where) break;
         if (e.key == AccessEntry::kEmpty) {
             if ((used_ + 1) * 4 > capacity_ * 3) {
                 dropped_ += count;
@@ -63,6 +66,7 @@ bool AccessTable::add_packed(std::uint64_t packed, std::uint64_t weight, std::ui
             }
             e = AccessEntry{};
             e.key = packed;
+            e.where = where;
             ++used_;
             break;
         }
@@ -81,8 +85,9 @@ void AccessTable::merge(const AccessTable& other) {
     for (std::uint32_t i = 0; i < other.capacity_; ++i) {
         const AccessEntry& src = other.entries_[i];
         if (src.key == AccessEntry::kEmpty) continue;
-        std::uint32_t j = slot_of(src.key, capacity_);
-        while (entries_[j].key != src.key && entries_[j].key != AccessEntry::kEmpty) j = (j + 1) & (capacity_ - 1);
+        std::uint32_t j = slot_of(src.key, src.where, capacity_);
+        while ((entries_[j].key != src.key || entries_[j].where != src.where) && entries_[j].key != AccessEntry::kEmpty)
+            j = (j + 1) & (capacity_ - 1);
         AccessEntry& dst = entries_[j];
         if (dst.key == AccessEntry::kEmpty) {
             if ((used_ + 1) * 4 > capacity_ * 3) {
@@ -91,6 +96,7 @@ void AccessTable::merge(const AccessTable& other) {
             }
             dst = AccessEntry{};
             dst.key = src.key;
+            dst.where = src.where;
             ++used_;
         }
         dst.count += src.count;
@@ -103,10 +109,10 @@ void AccessTable::merge(const AccessTable& other) {
 }
 
 const AccessEntry* AccessTable::find(const AccessKey& key) const {
-    const std::uint64_t packed = key.pack();
-    std::uint32_t i = slot_of(packed, capacity_);
+    const std::uint64_t packed = key.pack(), where = key.pack_where();
+    std::uint32_t i = slot_of(packed, where, capacity_);
     for (std::uint32_t n = 0; n < capacity_; ++n, i = (i + 1) & (capacity_ - 1)) {
-        if (entries_[i].key == packed) return &entries_[i];
+        if (entries_[i].key == packed && entries_[i].where == where) return &entries_[i];
         if (entries_[i].key == AccessEntry::kEmpty) return nullptr;
     }
     return nullptr;

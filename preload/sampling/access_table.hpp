@@ -1,6 +1,7 @@
 // Samples aggregated in the process: one entry per (backend, issuing CPU,
-// serving level, NUMA node of the address, operation, remote, hops), with
-// the count, the total latency weight and a latency histogram.
+// serving level, NUMA node of the address, operation, remote, hops, call
+// site, data object), with the count, the total latency weight and a
+// latency histogram.
 //
 // This is what becomes a MemoryAccess DataPath (PU -> serving component)
 // and, for cpu-clock samples, a RanOn count. The table lives in memory the
@@ -27,14 +28,25 @@ struct AccessKey {
     std::uint8_t hops = 0;     // 0..7
     std::uint32_t cpu = 0;     // < 2^20
     std::int32_t node = -1;    // NUMA node holding the address; -1 unknown; < 4095
+    std::int32_t site = -1;    // code_data_attribution.hpp's ids; -1 unknown
+    std::int32_t object = -1;
 
+    // Everything but site and object.
     std::uint64_t pack() const;
-    static AccessKey unpack(std::uint64_t packed);
-    friend bool operator==(const AccessKey& a, const AccessKey& b) { return a.pack() == b.pack(); }
+    // Site and object.
+    std::uint64_t pack_where() const { return where_of(site, object); }
+    static std::uint64_t where_of(std::int32_t site, std::int32_t object) {
+        return static_cast<std::uint32_t>(site + 1) | std::uint64_t{static_cast<std::uint32_t>(object + 1)} << 32;
+    }
+    static AccessKey unpack(std::uint64_t packed, std::uint64_t where = 0);
+    friend bool operator==(const AccessKey& a, const AccessKey& b) {
+        return a.pack() == b.pack() && a.pack_where() == b.pack_where();
+    }
 };
 
 struct AccessEntry {
     std::uint64_t key = 0;  // AccessKey::pack(); kEmpty (0) when unused
+    std::uint64_t where = 0;  // AccessKey::pack_where()
     std::uint64_t count = 0;
     std::uint64_t weight_sum = 0;
     std::uint64_t weight_max = 0;
@@ -57,8 +69,10 @@ public:
 
     // Adds one sample. \return false (and counts it in dropped()) when the
     // table is full (kept below 3/4 so probes stay short).
-    bool add(const AccessKey& key, std::uint64_t weight) { return add_packed(key.pack(), weight, 1); }
-    bool add_packed(std::uint64_t packed, std::uint64_t weight, std::uint64_t count);
+    bool add(const AccessKey& key, std::uint64_t weight) {
+        return add_packed(key.pack(), key.pack_where(), weight, 1);
+    }
+    bool add_packed(std::uint64_t packed, std::uint64_t where, std::uint64_t weight, std::uint64_t count);
     // Adds every entry of another table (at process end: a thread's table
     // into the totals).
     void merge(const AccessTable& other);
@@ -70,7 +84,8 @@ public:
     // Calls fn(AccessKey, const AccessEntry&) for every used entry, in slot order.
     template <class Fn> void for_each(Fn&& fn) const {
         for (std::uint32_t i = 0; i < capacity_; ++i)
-            if (entries_[i].key != AccessEntry::kEmpty) fn(AccessKey::unpack(entries_[i].key), entries_[i]);
+            if (entries_[i].key != AccessEntry::kEmpty)
+                fn(AccessKey::unpack(entries_[i].key, entries_[i].where), entries_[i]);
     }
     const AccessEntry* find(const AccessKey& key) const;
 

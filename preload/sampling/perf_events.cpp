@@ -11,6 +11,9 @@
 #include <cstring>
 
 #include "preload/raw_syscall.hpp"
+#include "preload/sampling/call_path.hpp"
+#include "preload/sampling/site_table.hpp"
+#include "preload/sampling/user_registers.hpp"
 #include "preload/text.hpp"
 
 namespace stacksage::sampling {
@@ -22,6 +25,10 @@ constexpr std::uint64_t kMemorySampleType = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE
                                             PERF_SAMPLE_WEIGHT_STRUCT | PERF_SAMPLE_DATA_SRC;
 constexpr std::uint64_t kPageFaultSampleType =
     PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_CPU;
+// Code attribution (docs/sample-file.md, "Code and data"): the user call
+// chain, and the user stack with the registers to unwind it after the run.
+constexpr std::uint64_t kCallChainBits = PERF_SAMPLE_CALLCHAIN;
+constexpr std::uint64_t kStackBits = PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 constexpr std::uint64_t kCpuClockSampleType =
     PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
 
@@ -41,6 +48,23 @@ perf_event_attr base_attr(std::uint32_t type, std::uint64_t period, std::uint64_
     a.use_clockid = 1;
     a.clockid = CLOCK_MONOTONIC;
     return a;
+}
+
+// Asks for the call chain (user only) and, with stack_bytes, a copy of that
+// much of the user stack with ip, sp and bp.
+void request_code_attribution(perf_event_attr& a, const SamplingOptions& options, std::uint32_t stack_bytes) {
+    if (!options.attribution) return;
+    a.sample_type |= kCallChainBits;
+    a.exclude_callchain_kernel = 1;
+    // PERF_CONTEXT_USER and the ip come first, then the return addresses.
+    a.sample_max_stack = static_cast<std::uint16_t>(kMaxSiteFrames + 2);
+    if (options.stack_bytes > 0 && stack_bytes > 0 && kUserRegisterMask != 0) {
+        // The top of the stack alone (the leaf's return address) needs no
+        // registers: 32 bytes less per sample.
+        a.sample_type |= stack_bytes > kTopOfStackBytes ? kStackBits : std::uint64_t{PERF_SAMPLE_STACK_USER};
+        a.sample_regs_user = stack_bytes > kTopOfStackBytes ? kUserRegisterMask : 0;
+        a.sample_stack_user = stack_bytes & ~7u;
+    }
 }
 
 void add_spec(EventSpec* out, std::size_t cap, std::size_t& n, const perf_event_attr& attr, EventKind kind,
@@ -68,7 +92,8 @@ Backend backend_of(EventKind kind) {
     case EventKind::PebsStores:
     case EventKind::PebsLoadsAux: return Backend::Pebs;
     case EventKind::IbsOp: return Backend::Ibs;
-    case EventKind::PageFault: return Backend::PageFault;
+    case EventKind::PageFault:
+    case EventKind::PageFaultStack: return Backend::PageFault;
     case EventKind::CpuClock: return Backend::CpuClock;
     }
     return Backend::PageFault;
@@ -81,6 +106,7 @@ const char* event_kind_name(EventKind kind) {
     case EventKind::PebsLoadsAux: return "mem-loads-aux";
     case EventKind::IbsOp: return "ibs_op";
     case EventKind::PageFault: return "page-faults";
+    case EventKind::PageFaultStack: return "page-faults-stack";
     case EventKind::CpuClock: return "cpu-clock";
     }
     return "?";
@@ -108,6 +134,7 @@ std::size_t build_event_specs(const SamplingPlan& plan, const SamplingOptions& o
             loads.config1 = t.loads.config[1];
             loads.config2 = t.loads.config[2];
             loads.precise_ip = static_cast<std::uint64_t>(t.precise_ip) & 3;
+            request_code_attribution(loads, options, options.stack_bytes);
             add_spec(out, cap, n, loads, EventKind::PebsLoads, leader, t.pmu);
             if (t.has_stores) {
                 perf_event_attr stores = base_attr(static_cast<std::uint32_t>(t.type), options.pebs_period, kMemorySampleType);
@@ -115,6 +142,7 @@ std::size_t build_event_specs(const SamplingPlan& plan, const SamplingOptions& o
                 stores.config1 = t.stores.config[1];
                 stores.config2 = t.stores.config[2];
                 stores.precise_ip = static_cast<std::uint64_t>(t.precise_ip) & 3;
+                request_code_attribution(stores, options, options.stack_bytes);
                 add_spec(out, cap, n, stores, EventKind::PebsStores, -1, t.pmu);
             }
         }
@@ -132,12 +160,33 @@ std::size_t build_event_specs(const SamplingPlan& plan, const SamplingOptions& o
             ibs.exclude_hv = 0;
             ibs.exclude_guest = 0;
         }
+        request_code_attribution(ibs, options, options.stack_bytes);
         add_spec(out, cap, n, ibs, EventKind::IbsOp, -1, "ibs_op");
     }
     if ((backends & backend_bit(Backend::PageFault)) && plan.of(Backend::PageFault).available) {
         perf_event_attr pf = base_attr(PERF_TYPE_SOFTWARE, options.pagefault_period, kPageFaultSampleType);
         pf.config = PERF_COUNT_SW_PAGE_FAULTS;
-        add_spec(out, cap, n, pf, EventKind::PageFault, -1, "software");
+        if (options.attribution && options.stack_bytes > 0) {
+            // The stack copies from a sparser event: page faults come in
+            // bursts, and a few KiB per sample would fill the ring (a site
+            // needs one copy). Every sample keeps the top of the stack, for
+            // the call path of leaf functions (call_path.hpp).
+            perf_event_attr stacks = pf;
+            // Not a multiple of the other's period: a fault that overflows
+            // both events yields only one of the two samples (seen on Linux
+            // 6.18), and every 16th access sample would be lost.
+            stacks.sample_period = (options.pagefault_period * kStackEventPeriods < kStackEventMinPeriod
+                                        ? kStackEventMinPeriod
+                                        : options.pagefault_period * kStackEventPeriods) +
+                                   1;
+            request_code_attribution(stacks, options, options.stack_bytes);
+            request_code_attribution(pf, options, kTopOfStackBytes);
+            add_spec(out, cap, n, pf, EventKind::PageFault, -1, "software");
+            add_spec(out, cap, n, stacks, EventKind::PageFaultStack, -1, "software");
+        } else {
+            request_code_attribution(pf, options, 0);
+            add_spec(out, cap, n, pf, EventKind::PageFault, -1, "software");
+        }
     }
     if ((backends & backend_bit(Backend::CpuClock)) && plan.of(Backend::CpuClock).available) {
         perf_event_attr cc = base_attr(PERF_TYPE_SOFTWARE, options.cpuclock_period_ns, kCpuClockSampleType);
@@ -211,6 +260,20 @@ std::size_t open_thread_events(const EventSpec* specs, std::size_t n, std::uint3
             attr.sample_type = (attr.sample_type & ~std::uint64_t{PERF_SAMPLE_WEIGHT_STRUCT}) | PERF_SAMPLE_WEIGHT;
             fd = perf_event_open(&attr, group_fd);
         }
+        if ((fd == -EINVAL || fd == -EOPNOTSUPP) && (attr.sample_type & kStackBits)) {
+            // A PMU or kernel that cannot copy the user stack: the chain alone.
+            attr.sample_type &= ~kStackBits;
+            attr.sample_regs_user = 0;
+            attr.sample_stack_user = 0;
+            fd = perf_event_open(&attr, group_fd);
+        }
+        if ((fd == -EINVAL || fd == -EOPNOTSUPP || fd == -EOVERFLOW) && (attr.sample_type & kCallChainBits)) {
+            // ... or no call chain (sample_max_stack above kernel.perf_event_max_stack): the ip alone.
+            attr.sample_type &= ~kCallChainBits;
+            attr.exclude_callchain_kernel = 0;
+            attr.sample_max_stack = 0;
+            fd = perf_event_open(&attr, group_fd);
+        }
         if (fd == -EINVAL && attr.use_clockid) {
             // Some PMUs (and old kernels) refuse a clock choice; perf's own
             // clock is then CLOCK_MONOTONIC's close cousin.
@@ -252,7 +315,8 @@ std::size_t open_thread_events(const EventSpec* specs, std::size_t n, std::uint3
         out.fd[k] = static_cast<int>(fd);
         out.id[k] = id;
         out.kind[k] = spec.kind;
-        out.layout[k].configure(attr.sample_type);
+        out.layout[k].configure(attr.sample_type, attr.sample_regs_user);
+        out.monotonic_time[k] = attr.use_clockid != 0;
         out.sample_period[k] = attr.sample_period;
         fd_of_spec[i] = static_cast<int>(fd);
         out.opened_backends |= backend_bit(backend);

@@ -28,8 +28,18 @@ enum class EventKind : std::uint8_t {
     PebsLoadsAux,  // mem-loads-aux: the non-sampling group leader mem-loads needs on Sapphire Rapids and later
     IbsOp,
     PageFault,
+    // Page faults again, every kStackEventPeriods-th one, with a copy of the
+    // user stack: the stack copies of call sites whose frame-pointer chain
+    // is not complete. Its samples are not counted as accesses (PageFault
+    // has them all); they only give sites their stack.
+    PageFaultStack,
     CpuClock,
 };
+// Its period: 16 page-fault periods, and at least 1024 faults (4 MiB first
+// touched), so that a burst of faults does not fill the ring with copies;
+// plus one (perf_events.cpp says why).
+inline constexpr std::uint64_t kStackEventPeriods = 16;
+inline constexpr std::uint64_t kStackEventMinPeriod = 1024;
 Backend backend_of(EventKind kind);
 const char* event_kind_name(EventKind kind);
 
@@ -54,6 +64,7 @@ struct ThreadEvents {
     EventKind kind[kMaxThreadEvents];
     SampleLayout layout[kMaxThreadEvents];
     std::uint64_t sample_period[kMaxThreadEvents];  // 0: a counting event (group leader)
+    bool monotonic_time[kMaxThreadEvents];          // PERF_SAMPLE_TIME is CLOCK_MONOTONIC (use_clockid)
     std::size_t count = 0;
     void* mapping = nullptr;
     std::size_t mapping_bytes = 0;

@@ -18,6 +18,7 @@
 #include "preload/raw_syscall.hpp"
 #include "preload/recorder_threads.hpp"
 #include "preload/text.hpp"
+#include "preload/sampling/code_data_attribution.hpp"
 #include "preload/sampling/recorder_image.hpp"
 #include "preload/sampling/summary_writer.hpp"
 
@@ -167,7 +168,8 @@ void* drain_loop(void*) {
             if (s == nullptr || s->state.load(std::memory_order_acquire) != static_cast<int>(SlotState::Active))
                 continue;
             if (!s->try_lock()) continue;  // its thread is ending and drains itself
-            if (s->state.load(std::memory_order_acquire) == static_cast<int>(SlotState::Active)) s->drain(&g_raw);
+            if (s->state.load(std::memory_order_acquire) == static_cast<int>(SlotState::Active))
+                s->drain(&g_raw, true);
             s->unlock();
         }
     }
@@ -256,6 +258,14 @@ bool sampler_start(const SamplerConfig& config, char* message, std::size_t messa
     if (g_usable == 0) return false;
     // The recorder's own image: samples of its own accesses are dropped.
     set_recorder_image(library_image_of(reinterpret_cast<const void*>(&sampler_start)));
+    if (config.options.attribution) {
+        AttributionOptions attribution;
+        attribution.stack_bytes = config.options.stack_bytes;
+        attribution.object_min_bytes = config.options.object_min_bytes;
+        attribution.maps_path = config.maps_path;
+        attribution.own_files_dir = config.own_files_dir;
+        if (!attribution_start(attribution)) msg.add("; call sites and data objects: no memory for their tables");
+    }
 
     if (config.options.raw_file && config.raw_file_path != nullptr) {
         const int fd = ::open(config.raw_file_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -297,6 +307,8 @@ void sampler_thread_begin() {
     }
     ThreadSlot* s = construct_thread_slot(memory);
     s->tid = current_tid();
+    if (attribution_active() && current_thread_stack(s->stack_lo, s->stack_hi))
+        attribution_set_thread_stack(s->stack_lo, s->stack_hi);
     s->start_ns = monotonic_ns();
     open_thread_events(g_specs, g_spec_count, g_config.options.ring_data_pages, s->events);
     for (int i = 0; i < kBackendCount; ++i) {
@@ -349,6 +361,7 @@ void sampler_after_fork_child() {
     g_watch_for_last_thread_until_ns.store(0, std::memory_order_relaxed);
     if (!sampler_active()) return;
     ErrnoGuard guard;
+    attribution_after_fork_child();
     // The parent's rings are not mapped in the child (perf mappings are not
     // copied) and its threads do not exist here: forget them, close our
     // copies of their descriptors, and start over with this thread.
@@ -401,6 +414,7 @@ bool sampler_finish(const char* dir, const char* stem, char* error, std::size_t 
     }
     t_slot = nullptr;
     g_active.store(false, std::memory_order_release);
+    attribution_stop_tracking();
     g_raw.writer.close();
     char path[4352];
     TextBuffer(path, sizeof path).add(dir).add("/").add(stem).add(formats::run_layout::kSamplesSuffix);
@@ -447,6 +461,7 @@ void sampler_reset_for_tests() {
     g_spec_count = 0;
     g_drainer_pending.store(false);
     t_slot = nullptr;
+    attribution_reset_for_tests();
 }
 
 }  // namespace stacksage::sampling

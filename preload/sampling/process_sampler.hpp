@@ -38,6 +38,10 @@ struct SamplerConfig {
     int pid = 0;
     const char* host = "";
     std::uint64_t start_monotonic_ns = 0, start_realtime_ns = 0;
+    // The process's mappings (code and data attribution); nullptr: /proc/self/maps.
+    const char* maps_path = nullptr;
+    // The recorder's output directory: files mapped from it are its own.
+    const char* own_files_dir = nullptr;
 };
 
 inline constexpr std::size_t kMaxSampledThreads = 4096;

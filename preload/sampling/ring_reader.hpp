@@ -54,11 +54,11 @@ struct RingStats {
 // The body pointer is valid only during the call.
 //
 // \return the number of bytes consumed.
+// scratch holds a record that wraps around (scratch_bytes, 8-byte aligned):
+// with a copy of the user stack a record is several KiB.
 template <class Sink>
-std::uint64_t drain_ring(const RingView& ring, Sink& sink, RingStats& stats) {
-    // Records we ask for are a few dozen bytes; 512 leaves room for
-    // every fixed-size sample_type bit.
-    alignas(8) unsigned char scratch[512];
+std::uint64_t drain_ring(const RingView& ring, Sink& sink, RingStats& stats, unsigned char* scratch,
+                         std::size_t scratch_bytes) {
     const std::uint64_t head = __atomic_load_n(&ring.meta->data_head, __ATOMIC_ACQUIRE);
     const std::uint64_t start = ring.meta->data_tail;  // only we write it
     const std::uint64_t mask = ring.size - 1;
@@ -84,7 +84,7 @@ std::uint64_t drain_ring(const RingView& ring, Sink& sink, RingStats& stats) {
         const std::uint64_t body_off = (off + sizeof h) & mask;
         const unsigned char* body = ring.data + body_off;
         if (body_off + body_len > ring.size) {
-            if (body_len > sizeof scratch) {
+            if (body_len > scratch_bytes) {
                 ++stats.oversize;
                 tail += h.size;
                 continue;
@@ -126,6 +126,14 @@ std::uint64_t drain_ring(const RingView& ring, Sink& sink, RingStats& stats) {
     }
     __atomic_store_n(&ring.meta->data_tail, tail, __ATOMIC_RELEASE);
     return tail - start;
+}
+
+// Records without a stack copy are a few dozen bytes; 512 leaves room for
+// every fixed-size sample_type bit.
+template <class Sink>
+std::uint64_t drain_ring(const RingView& ring, Sink& sink, RingStats& stats) {
+    alignas(8) unsigned char scratch[512];
+    return drain_ring(ring, sink, stats, scratch, sizeof scratch);
 }
 
 }  // namespace stacksage::sampling

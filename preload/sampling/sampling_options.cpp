@@ -52,6 +52,21 @@ bool options_from_environment(SamplingOptions& options, char* error, std::size_t
     } else {
         ok = false;
     }
+    const char* attribution = std::getenv("STACKSAGE_SAMPLE_ATTRIBUTION");
+    if (attribution != nullptr && std::strcmp(attribution, "0") == 0) options.attribution = false;
+    v = options.stack_bytes;
+    if (read_u64("STACKSAGE_SAMPLE_STACK", 0, 32768, v, err)) {
+        if ((v & 7) != 0) {
+            if (err.size() == 0) err.add("STACKSAGE_SAMPLE_STACK='").add_uint(v).add("' is not a multiple of 8");
+            ok = false;
+        } else {
+            options.stack_bytes = static_cast<std::uint32_t>(v);
+        }
+    } else {
+        ok = false;
+    }
+    ok &= read_u64("STACKSAGE_OBJECT_MIN_BYTES", 1, 1ull << 48, options.object_min_bytes, err);
+
     const char* raw = std::getenv("STACKSAGE_SAMPLE_RAW");
     options.raw_file = raw != nullptr && *raw != '\0' && std::strcmp(raw, "0") != 0;
     const char* sysfs = std::getenv("STACKSAGE_SAMPLE_SYSFS");

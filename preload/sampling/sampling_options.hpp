@@ -6,6 +6,9 @@
 //   STACKSAGE_SAMPLE_LDLAT    PEBS load-latency threshold in cycles
 //   STACKSAGE_SAMPLE_PAGES    ring-buffer data pages per thread (a power of two)
 //   STACKSAGE_SAMPLE_RAW      1: also write every sample to <log stem>.samples.bin
+//   STACKSAGE_SAMPLE_ATTRIBUTION  0: no call sites or data objects (docs/sample-file.md, "Code and data")
+//   STACKSAGE_SAMPLE_STACK    bytes of user stack copied with each memory sample (0: none)
+//   STACKSAGE_OBJECT_MIN_BYTES  allocations at or above it are tracked as data objects
 //   STACKSAGE_SAMPLE_SYSFS, STACKSAGE_SAMPLE_PROC   roots to read PMUs and kernel settings from (tests)
 #pragma once
 
@@ -32,6 +35,11 @@ struct SamplingOptions {
     std::uint32_t ldlat_cycles = 30;         // only loads slower than this (L1 hits would drown the rest)
     std::uint32_t ring_data_pages = 16;      // per thread, all events share it; power of two
     bool raw_file = false;
+    // Code and data attribution (code_data_attribution.hpp, where the
+    // defaults are explained): call chains, stack copies, tracked blocks.
+    bool attribution = true;
+    std::uint32_t stack_bytes = 4096;             // a multiple of 8, at most 32 KiB
+    std::uint64_t object_min_bytes = 1u << 20;
     const char* sysfs_root = nullptr;        // nullptr: the real ones
     const char* proc_root = nullptr;
 };

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -9,6 +10,8 @@
 #include <new>
 
 #include "core/formats/sample_summary_schema.hpp"
+#include "preload/raw_syscall.hpp"
+#include "preload/sampling/code_data_attribution.hpp"
 #include "preload/text.hpp"
 
 namespace stacksage::sampling {
@@ -51,15 +54,16 @@ public:
 
 private:
     int fd_;
-    char line_buf_[4096];
+    // A site's line holds its stack copy in hex (up to 64 KiB of it).
+    char line_buf_[72 * 1024];
     TextBuffer line_{line_buf_, sizeof line_buf_};
-    char buffer_[64 * 1024];
+    char buffer_[128 * 1024];
     std::size_t used_ = 0;
     std::uint64_t truncated_ = 0;
     bool failed_ = false;
 };
 
-// The summary is written once, at exit: static storage keeps 70 KiB off
+// The summary is written once, at exit: static storage keeps 200 KiB off
 // the exiting thread's stack.
 alignas(64) unsigned char g_file_storage[sizeof(LineFile)];
 
@@ -181,7 +185,10 @@ void write_thread(LineFile& f, const ThreadSlot& s) {
         key(a, ac::weight_max).add_uint(e.weight_max);
         key(a, ac::latency_histogram).add("[");
         for (int b = 0; b < kLatencyBuckets; ++b) a.add(b ? "," : "").add_uint(e.histogram[b]);
-        a.add("]}");
+        a.add("]");
+        if (k.site >= 0) key(a, ac::site).add_int(k.site);
+        if (k.object >= 0) key(a, ac::object).add_int(k.object);
+        a.add("}");
         f.end_line();
     });
 
@@ -207,6 +214,126 @@ void write_thread(LineFile& f, const ThreadSlot& s) {
     }
 }
 
+void add_hex_bytes(TextBuffer& t, const unsigned char* bytes, std::size_t n) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    char chunk[256];
+    std::size_t used = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        chunk[used++] = kDigits[bytes[i] >> 4];
+        chunk[used++] = kDigits[bytes[i] & 0xf];
+        if (used == sizeof chunk) {
+            t.add(chunk, used);
+            used = 0;
+        }
+    }
+    t.add(chunk, used);
+}
+
+// A file mapping whose file cannot be read back after the run (deleted,
+// or not readable by us) says so.
+bool file_unreadable(const char* path) {
+    const std::size_t len = std::strlen(path);
+    static constexpr char kDeleted[] = " (deleted)";
+    if (len >= sizeof kDeleted - 1 && std::strcmp(path + len - (sizeof kDeleted - 1), kDeleted) == 0) return true;
+    return preload::raw::syscall6(SYS_faccessat, AT_FDCWD, reinterpret_cast<long>(path), R_OK) != 0;
+}
+
+void write_modules(LineFile& f) {
+    namespace md = schema::module;
+    MappingTable& maps = attribution_mappings();
+    maps.read_build_ids();
+    char path[4200];
+    for (std::uint32_t i = 0; i < maps.count(); ++i) {
+        const Mapping& m = maps.at(i);
+        const std::size_t n = m.path_len < sizeof path - 1 ? m.path_len : sizeof path - 1;
+        std::memcpy(path, maps.path(m), n);
+        path[n] = '\0';
+        const char* kind = m.kind == ModuleKind::Vdso ? "vdso" : m.kind == ModuleKind::AnonExec ? "anon_exec"
+                           : file_unreadable(path)   ? "unreadable" : "file";
+        TextBuffer& t = begin(f, md::rec);
+        key(t, md::id).add_uint(i);
+        key(t, md::path).add_json_string(m.kind == ModuleKind::File ? path : m.kind == ModuleKind::Vdso ? "[vdso]" : "");
+        key(t, md::start).add_uint(m.start);
+        key(t, md::end).add_uint(m.end);
+        key(t, md::file_offset).add_uint(m.file_offset);
+        key(t, md::build_id).add("\"");
+        add_hex_bytes(t, m.build_id, m.build_id_len);
+        t.add("\"");
+        key(t, md::kind).add_json_string(kind);
+        key(t, md::executable).add(m.executable ? "true" : "false").add("}");
+        f.end_line();
+    }
+}
+
+void write_sites(LineFile& f) {
+    namespace st = schema::site;
+    const SiteTable& sites = attribution_sites();
+    for (std::uint32_t i = 0; i < sites.capacity(); ++i) {
+        const SiteEntry* e = sites.site(static_cast<std::int32_t>(i));
+        if (e == nullptr) continue;
+        TextBuffer& t = begin(f, st::rec);
+        key(t, st::id).add_uint(i);
+        key(t, st::ip).add_uint(e->ip);
+        key(t, st::frames).add("[");
+        for (std::uint32_t k = 0; k < e->nframes; ++k) t.add(k ? "," : "").add_uint(e->frames[k]);
+        t.add("]");
+        const Unwind unwind = sites.unwind_of(*e);
+        key(t, st::unwind).add_json_string(unwind_name(unwind));
+        key(t, st::samples).add_uint(e->samples.load(std::memory_order_relaxed));
+        if (const StackCopy* c = unwind == Unwind::Stack ? sites.stack_of(*e) : nullptr) {
+            key(t, st::regs).add("{\"ip\":").add_uint(c->ip).add(",\"sp\":").add_uint(c->sp);
+            t.add(",\"bp\":").add_uint(c->bp).add("}");
+            key(t, st::stack).add("\"");
+            add_hex_bytes(t, c->data, c->size);
+            t.add("\"");
+        }
+        t.add("}");
+        f.end_line();
+    }
+}
+
+void write_objects(LineFile& f) {
+    namespace ob = schema::object;
+    const ObjectTable& objects = attribution_objects();
+    for (std::uint32_t i = 0; i < objects.capacity(); ++i) {
+        const ObjectEntry* e = objects.object(static_cast<std::int32_t>(i));
+        if (e == nullptr) continue;
+        TextBuffer& t = begin(f, ob::rec);
+        key(t, ob::id).add_uint(i);
+        key(t, ob::kind).add_json_string(object_kind_name(e->kind));
+        key(t, ob::blocks).add_uint(e->blocks.load(std::memory_order_relaxed));
+        key(t, ob::bytes).add_uint(e->bytes.load(std::memory_order_relaxed));
+        switch (e->kind) {
+        case ObjectKind::Heap:
+        case ObjectKind::Mmap: key(t, ob::site).add_int(e->ref); break;
+        case ObjectKind::Static:
+            key(t, ob::module).add_int(e->ref);
+            key(t, ob::offset).add_uint(e->detail);
+            break;
+        case ObjectKind::Stack: key(t, ob::tid).add_uint(e->detail); break;
+        case ObjectKind::Unknown: break;
+        }
+        t.add("}");
+        f.end_line();
+    }
+}
+
+void write_attribution(LineFile& f) {
+    namespace at = schema::attribution;
+    const SiteTable& sites = attribution_sites();
+    const ObjectTable& objects = attribution_objects();
+    TextBuffer& t = begin(f, at::rec);
+    key(t, at::sites).add_uint(sites.size());
+    key(t, at::sites_dropped).add_uint(sites.dropped());
+    key(t, at::stacks).add_uint(sites.stacks());
+    key(t, at::stacks_dropped).add_uint(sites.stacks_dropped());
+    key(t, at::objects).add_uint(objects.size());
+    key(t, at::objects_dropped).add_uint(attribution_objects_dropped());
+    key(t, at::min_block_bytes).add_uint(attribution_min_block_bytes());
+    key(t, at::allocations_tracked).add_uint(attribution_allocations_tracked()).add("}");
+    f.end_line();
+}
+
 }  // namespace
 
 bool write_sample_summary(const char* path, const SamplerConfig& config, char* error, std::size_t error_cap) {
@@ -224,6 +351,13 @@ bool write_sample_summary(const char* path, const SamplerConfig& config, char* e
         if (s == nullptr) continue;
         write_thread(*f, *s);
         ++threads;
+    }
+    if (attribution_active()) {
+        attribution_refresh_mappings();
+        write_modules(*f);
+        write_sites(*f);
+        write_objects(*f);
+        write_attribution(*f);
     }
     TextBuffer& t = begin(*f, schema::end::rec);
     key(t, schema::end::threads).add_uint(threads).add("}");

@@ -1,5 +1,6 @@
 #include "preload/sampling/thread_slot.hpp"
 
+#include "preload/sampling/process_sampler.hpp"
 #include "preload/sampling/recorder_image.hpp"
 
 #include <sched.h>
@@ -39,7 +40,7 @@ void flush_pending(ThreadSlot& s, RawSampleSink* raw) {
     for (std::size_t i = 0; i < s.pending_count; ++i) {
         const ThreadSlot::Pending& p = s.pending[i];
         const std::uint64_t packed = SourceMemo::with_node(p.key, nodes[i]);
-        s.table.add_packed(packed, p.record.weight, 1);
+        s.table.add_packed(packed, p.where, p.record.weight, 1);
         ++s.samples;
         if (write_raw) {
             const AccessKey key = AccessKey::unpack(packed);
@@ -69,6 +70,7 @@ void flush_pending(ThreadSlot& s, RawSampleSink* raw) {
 struct SlotSink {
     ThreadSlot& s;
     RawSampleSink* raw;
+    bool from_drain_thread;
 
     void on_sample(const unsigned char* body, std::size_t len) {
         // Every event we open puts PERF_SAMPLE_IDENTIFIER first.
@@ -97,13 +99,44 @@ struct SlotSink {
             if (s.last_cpu != 0xffffffffu && s.last_cpu != rec.cpu) ++s.migrations;
             s.last_cpu = rec.cpu;
         }
+        if (kind == EventKind::PageFaultStack) {
+            // Only a stack copy for its site: the PageFault event counted the access.
+            attribute(kind, e, rec);
+            return;
+        }
         ThreadSlot::Pending& p = s.pending[s.pending_count++];
+        p.where = kind == EventKind::CpuClock ? 0 : attribute(kind, e, rec);
         p.record = rec;
         p.key = SourceMemo::with_cpu(s.sources.key_bits(kind, rec.data_src), rec.cpu);
         p.kind = static_cast<std::uint8_t>(kind);
         if (s.pending_count == ThreadSlot::kPending) flush_pending(s, raw);
     }
-    void on_lost(std::uint64_t, std::uint64_t) {}  // counted in RingStats
+    // Counted in RingStats; the stack-copy event's apart (they were no accesses).
+    void on_lost(std::uint64_t id, std::uint64_t n) {
+        const int e = s.events.find(id);
+        if (e >= 0 && s.events.kind[e] == EventKind::PageFaultStack) s.stack_event_lost += n;
+    }
+
+    // The sample's call site and data object, packed (AccessKey::where_of).
+    std::uint64_t attribute(EventKind kind, int e, const SampleRecord& rec) {
+        if (!attribution_active()) return 0;
+        SampleContext c;
+        c.with_object = kind != EventKind::CpuClock && kind != EventKind::PageFaultStack;
+        c.stack_only = kind == EventKind::PageFaultStack;
+        c.time_is_monotonic = s.events.monotonic_time[e];
+        c.stack_lo = s.stack_lo;
+        c.stack_hi = s.stack_hi;
+        c.tid = s.tid;
+        // The main thread's stack holds data other threads touch (OpenMP's shared locals).
+        if (const ThreadSlot* main = sampler_slot(0); main != nullptr && main != &s) {
+            c.other_stack_lo = main->stack_lo;
+            c.other_stack_hi = main->stack_hi;
+            c.other_tid = main->tid;
+        }
+        c.may_refresh_mappings = from_drain_thread;
+        const SampleAttribution a = attribute_sample(rec, c);
+        return AccessKey::where_of(a.site, a.object);
+    }
 };
 
 }  // namespace
@@ -136,6 +169,7 @@ AccessKey access_key_of(EventKind kind, const SampleRecord& record) {
         break;
     }
     case EventKind::PageFault:
+    case EventKind::PageFaultStack:
     case EventKind::CpuClock: break;
     }
     return k;
@@ -143,7 +177,7 @@ AccessKey access_key_of(EventKind kind, const SampleRecord& record) {
 
 bool needs_numa_node(EventKind kind, const AccessKey& key) {
     if (kind == EventKind::CpuClock) return false;
-    if (kind == EventKind::PageFault) return true;
+    if (kind == EventKind::PageFault || kind == EventKind::PageFaultStack) return true;
     switch (key.served_by) {
     case ServedBy::L1:
     case ServedBy::FillBuffer:
@@ -159,10 +193,10 @@ void ThreadSlot::lock_wait() {
     while (!try_lock()) sched_yield();
 }
 
-void ThreadSlot::drain(RawSampleSink* raw) {
+void ThreadSlot::drain(RawSampleSink* raw, bool from_drain_thread) {
     if (events.mapping == nullptr) return;
-    SlotSink sink{*this, raw};
-    drain_ring(events.ring, sink, ring_stats);
+    SlotSink sink{*this, raw, from_drain_thread};
+    drain_ring(events.ring, sink, ring_stats, scratch, sizeof scratch);
     flush_pending(*this, raw);
 }
 
@@ -173,7 +207,9 @@ void ThreadSlot::account_unrecorded() {
         // cpu-clock counts all the thread's CPU time, kernel included, but
         // samples only its user time (exclude_kernel): its count says
         // nothing about losses. The other events count what they sample.
-        if (period == 0 || events.kind[i] == EventKind::CpuClock) continue;
+        // The stack-copy event's samples are not accesses either.
+        if (period == 0 || events.kind[i] == EventKind::CpuClock || events.kind[i] == EventKind::PageFaultStack)
+            continue;
         std::uint64_t count = 0;
         if (!event_still_open(events, i) ||
             ::read(events.fd[i], &count, sizeof count) != static_cast<ssize_t>(sizeof count))
@@ -182,7 +218,8 @@ void ThreadSlot::account_unrecorded() {
         seen_total += event_samples[i];
     }
     // LOST records already account for part of the gap.
-    const std::uint64_t known = seen_total + ring_stats.lost;
+    const std::uint64_t ring_lost = ring_stats.lost > stack_event_lost ? ring_stats.lost - stack_event_lost : 0;
+    const std::uint64_t known = seen_total + ring_lost;
     unrecorded = expected_total > known ? expected_total - known : 0;
 }
 

@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "preload/sampling/access_table.hpp"
+#include "preload/sampling/code_data_attribution.hpp"
 #include "preload/sampling/numa_lookup.hpp"
 #include "preload/sampling/papi_counters.hpp"
 #include "preload/sampling/perf_events.hpp"
@@ -31,8 +32,13 @@ struct RawSampleSink {
 };
 
 struct ThreadSlot {
-    static constexpr std::uint32_t kTableCapacity = 2048;
+    // Keys now include the call site and data object: room for a few
+    // hundred sites x objects x levels per thread.
+    static constexpr std::uint32_t kTableCapacity = 4096;
     static constexpr std::size_t kPending = 128;
+    // A record wrapping around the ring's end is copied here: a sample with
+    // the largest stack copy (STACKSAGE_SAMPLE_STACK, 32 KiB) and its chain.
+    static constexpr std::size_t kScratchBytes = 36 * 1024;
 
     std::atomic<int> state{0};  // SlotState
     std::atomic<int> lock{0};
@@ -55,10 +61,14 @@ struct ThreadSlot {
     std::uint32_t papi_cpu = 0xffffffffu;  // the CPU the PAPI counts are attributed to
     NumaLookup numa;
     SourceMemo sources;
+    // The thread's stack (data objects of kind "stack"); 0, 0 when unknown.
+    std::uint64_t stack_lo = 0, stack_hi = 0;
+    alignas(8) unsigned char scratch[kScratchBytes];
 
     struct Pending {
         SampleRecord record;
         std::uint64_t key;  // packed AccessKey without its node (SourceMemo::with_node adds it)
+        std::uint64_t where;  // AccessKey::where_of(site, object)
         std::uint8_t kind;  // EventKind
     };
     Pending pending[kPending];
@@ -72,12 +82,19 @@ struct ThreadSlot {
     void unlock() { lock.store(0, std::memory_order_release); }
 
     // Reads everything the kernel has published. Hold the lock.
-    void drain(RawSampleSink* raw);
+    // from_drain_thread: the process's drain thread, which may re-read the
+    // process's mappings when a sample lies outside all it knows.
+    void drain(RawSampleSink* raw, bool from_drain_thread = false);
     // Before closing the events (drained): compares each sampling event's
     // count with the samples seen and records the difference in unrecorded.
     void account_unrecorded();
+    // Samples of the stack-copy event (EventKind::PageFaultStack) the kernel
+    // dropped: not accesses, so not in lost().
+    std::uint64_t stack_event_lost = 0;
     // Samples that never reached us: LOST records plus unrecorded ones.
-    std::uint64_t lost() const { return ring_stats.lost + unrecorded; }
+    std::uint64_t lost() const {
+        return (ring_stats.lost > stack_event_lost ? ring_stats.lost - stack_event_lost : 0) + unrecorded;
+    }
 };
 
 // Bytes of memory one slot needs, its table included.

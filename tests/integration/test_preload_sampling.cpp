@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <set>
@@ -238,7 +239,14 @@ TEST(PreloadSampling, EveryRecordOfARealSummaryHasTheSchemasFields) {
         {ss::sampling::rec, ss::sampling::fields}, {ss::backend::rec, ss::backend::fields},
         {ss::thread::rec, ss::thread::fields},     {ss::ran_on::rec, ss::ran_on::fields},
         {ss::access::rec, ss::access::fields},     {ss::papi::rec, ss::papi::fields},
+        {ss::module::rec, ss::module::fields},     {ss::site::rec, ss::site::fields},
+        {ss::object::rec, ss::object::fields},     {ss::attribution::rec, ss::attribution::fields},
         {ss::end::rec, ss::end::fields}};
+    // Fields a record has only where they apply (an object's site, a site's stack copy).
+    const std::map<std::string, std::span<const std::string_view>> optional = {
+        {ss::access::rec, ss::access::optional_fields},
+        {ss::site::rec, ss::site::optional_fields},
+        {ss::object::rec, ss::object::optional_fields}};
     const auto keys_of = [](const nlohmann::json& object) {
         std::set<std::string> keys;
         for (auto it = object.begin(); it != object.end(); ++it) keys.insert(it.key());
@@ -255,15 +263,218 @@ TEST(PreloadSampling, EveryRecordOfARealSummaryHasTheSchemasFields) {
         seen.insert(rec);
         std::set<std::string> want = names(schema.at(rec));
         for (std::string_view c : ss::common::fields) want.insert(std::string(c));
-        EXPECT_EQ(keys_of(record), want) << record;
+        std::set<std::string> have = keys_of(record);
+        if (optional.count(rec))
+            for (std::string_view o : optional.at(rec)) {
+                if (have.count(std::string(o))) seen.insert(rec + "." + std::string(o));
+                have.erase(std::string(o));
+            }
+        EXPECT_EQ(have, want) << record;
         if (rec == ss::sampling::rec) {
             EXPECT_EQ(keys_of(record[ss::sampling::periods]), names(ss::sampling::period::fields)) << record;
         }
     }
     // (ran_on and papi records are checked where they are written: a short
     // run may end before its first cpu-clock sample, and PAPI needs counters.)
-    for (const char* rec : {ss::sampling::rec, ss::backend::rec, ss::thread::rec, ss::access::rec, ss::end::rec})
+    for (const char* rec : {ss::sampling::rec, ss::backend::rec, ss::thread::rec, ss::access::rec, ss::module::rec,
+                            ss::site::rec, ss::object::rec, ss::attribution::rec, ss::end::rec})
         EXPECT_TRUE(seen.count(rec)) << "no " << rec << " record in " << r.summary;
+    for (const char* field : {"access.site", "access.object", "object.site"})
+        EXPECT_TRUE(seen.count(field)) << "no " << field << " in " << r.summary;
+}
+
+namespace {
+
+struct Symbol {
+    std::uint64_t address = 0, size = 0;
+    bool holds(std::uint64_t vaddr) const { return vaddr >= address && vaddr < address + size; }
+};
+
+// The program's function symbols, from `nm -S` (the test's way to know
+// where each function is; the recorder never runs a program).
+std::map<std::string, Symbol> symbols_of(const std::string& program) {
+    std::map<std::string, Symbol> out;
+    FILE* p = ::popen(("nm -S --defined-only '" + program + "'").c_str(), "r");
+    if (p == nullptr) return out;
+    char line[512];
+    while (std::fgets(line, sizeof line, p) != nullptr) {
+        unsigned long long address = 0, size = 0;
+        char type = 0, name[400];
+        if (std::sscanf(line, "%llx %llx %c %399s", &address, &size, &type, name) == 4) out[name] = {address, size};
+    }
+    ::pclose(p);
+    return out;
+}
+
+// A code or data address of the run as an address of the program's file
+// (its link-time address), through the module records; 0 when it is not in
+// the program.
+std::uint64_t program_address(const Recorded& r, const std::string& program, std::uint64_t address) {
+    for (const auto& m : r.records)
+        if (m["rec"] == "module" && m["path"] == program && address >= m["start"].get<std::uint64_t>() &&
+            address < m["end"].get<std::uint64_t>())
+            return address - m["start"].get<std::uint64_t>() + m["file_offset"].get<std::uint64_t>();
+    return 0;
+}
+
+const nlohmann::json* record_with_id(const Recorded& r, const char* rec, std::int64_t id) {
+    for (const auto& x : r.records)
+        if (x["rec"] == rec && x["id"] == id) return &x;
+    return nullptr;
+}
+
+// memory_attribution: a malloc'd array first-touched in first_touch_loop,
+// a static array in touch_static_table.
+void expect_known_sites_and_objects(const std::string& name, const char* unwind) {
+    TempDir out;
+    const std::string program = example(name);
+    RunResult res = sampled_run(out, "pagefault", {program, "--mib", "16"},
+                                {{"STACKSAGE_SAMPLE_PERIOD_PAGEFAULT", "4"}, {"STACKSAGE_SAMPLE_PAGES", "256"}});
+    ASSERT_EQ(res.exit_code(), 0) << res.err;
+    const Recorded r = recorded(out);
+    ASSERT_FALSE(r.records.empty()) << "no sampling summary next to " << r.log;
+    const auto symbols = symbols_of(program);
+    ASSERT_TRUE(symbols.count("first_touch_loop") && symbols.count("allocate_array") && symbols.count("main"))
+        << "nm found no symbols in " << program;
+
+    // The page faults by site and by object.
+    std::map<std::int64_t, std::uint64_t> by_site, by_object;
+    std::map<std::pair<std::int64_t, std::int64_t>, std::uint64_t> by_site_and_object;
+    std::uint64_t faults = 0;
+    for (const auto& a : r.records) {
+        if (a["rec"] != "access" || a["backend"] != "pagefault") continue;
+        const std::uint64_t n = a["count"];
+        faults += n;
+        const std::int64_t site = a.value("site", -1), object = a.value("object", -1);
+        by_site[site] += n;
+        by_object[object] += n;
+        by_site_and_object[{site, object}] += n;
+    }
+    ASSERT_GT(faults, 500u) << "16 MiB + 8 MiB first touched, every 4th fault (some may be lost on a busy machine)";
+
+    // The malloc'd block: a heap object whose site returns into allocate_array.
+    const nlohmann::json* heap = nullptr;
+    for (const auto& o : r.records)
+        if (o["rec"] == "object" && o["kind"] == "heap" && o["bytes"] == 16u << 20) heap = &o;
+    ASSERT_NE(heap, nullptr) << "no heap object of 16 MiB in " << r.summary;
+    EXPECT_EQ((*heap)["blocks"], 1);
+    const nlohmann::json* allocated_at = record_with_id(r, "site", (*heap)["site"].get<std::int64_t>());
+    ASSERT_NE(allocated_at, nullptr);
+    const std::uint64_t return_address = program_address(r, program, (*allocated_at)["ip"]);
+    EXPECT_TRUE(symbols.at("allocate_array").holds(return_address - 1))
+        << "allocated at " << *allocated_at << ", allocate_array at " << symbols.at("allocate_array").address;
+
+    // Most faults in that block come from one site, inside first_touch_loop.
+    const std::int64_t heap_id = (*heap)["id"];
+    ASSERT_GT(by_object[heap_id], faults / 2) << "16 of the 24 MiB touched are the block's";
+    std::int64_t touching = -1;
+    std::uint64_t most = 0;
+    for (const auto& [key, n] : by_site_and_object)
+        if (key.second == heap_id && n > most) {
+            most = n;
+            touching = key.first;
+        }
+    const nlohmann::json* site = record_with_id(r, "site", touching);
+    ASSERT_NE(site, nullptr) << "the block's faults have no site";
+    EXPECT_GT(most, by_object[heap_id] * 9 / 10);
+    EXPECT_TRUE(symbols.at("first_touch_loop").holds(program_address(r, program, (*site)["ip"])))
+        << "the touching site " << *site << " is not in first_touch_loop";
+    EXPECT_EQ((*site)["unwind"], unwind) << *site;
+    if (std::string(unwind) == "callchain") {
+        // The caller of the leaf loop, then __libc_start_call_main.
+        ASSERT_FALSE((*site)["frames"].empty());
+        EXPECT_TRUE(symbols.at("main").holds(program_address(r, program, (*site)["frames"][0].get<std::uint64_t>() - 1)))
+            << *site;
+        EXPECT_FALSE(site->contains("stack"));
+    } else {
+        ASSERT_TRUE(site->contains("stack") && site->contains("regs")) << "no stack copy to unwind: " << *site;
+        EXPECT_GE((*site)["stack"].get<std::string>().size(), 2u * 64) << "a copy of the user stack, in hex";
+        EXPECT_EQ((*site)["regs"]["ip"], (*site)["ip"]);
+    }
+
+    // The static array: one static object, the variable g_static_table
+    // (its module and offset lead to the symbol's address).
+    std::uint64_t base = 0;
+    for (const auto& m : r.records)
+        if (m["rec"] == "module" && m["path"] == program && m["file_offset"] == 0) base = m["start"];
+    ASSERT_NE(base, 0u);
+    ASSERT_TRUE(symbols.count("g_static_table"));
+    std::set<std::int64_t> static_objects;
+    std::uint64_t static_faults = 0;
+    for (const auto& [object, n] : by_object) {
+        const nlohmann::json* o = record_with_id(r, "object", object);
+        if (o == nullptr || (*o)["kind"] != "static") continue;
+        const nlohmann::json* m = record_with_id(r, "module", (*o)["module"].get<std::int64_t>());
+        ASSERT_NE(m, nullptr);
+        EXPECT_EQ((*m)["path"], program);
+        const std::uint64_t runtime =
+            (*m)["start"].get<std::uint64_t>() + ((*o)["offset"].get<std::uint64_t>() - (*m)["file_offset"].get<std::uint64_t>());
+        EXPECT_EQ(runtime - base, symbols.at("g_static_table").address) << *o << " is not g_static_table";
+        static_objects.insert(object);
+        static_faults += n;
+    }
+    EXPECT_EQ(static_objects.size(), 1u) << "one object for all the array's pages";
+    EXPECT_GT(static_faults, faults / 5) << "8 of the 24 MiB touched are the static array's";
+
+    // The program's modules carry its build id.
+    bool program_module = false;
+    for (const auto& m : r.records)
+        if (m["rec"] == "module" && m["path"] == program && m["executable"] == true) {
+            program_module = true;
+            EXPECT_EQ(m["build_id"].get<std::string>().size(), 40u) << m;
+        }
+    EXPECT_TRUE(program_module);
+    // The recorder's own files (its logs) are not modules of the application.
+    for (const auto& m : r.records) {
+        if (m["rec"] == "module") {
+            EXPECT_EQ(m["path"].get<std::string>().find(out.path().string()), std::string::npos) << m;
+        }
+    }
+    const nlohmann::json* attribution = nullptr;
+    for (const auto& x : r.records)
+        if (x["rec"] == "attribution") attribution = &x;
+    ASSERT_NE(attribution, nullptr);
+    EXPECT_GE((*attribution)["allocations_tracked"], 1);
+    EXPECT_EQ((*attribution)["min_block_bytes"], 1u << 20);
+}
+
+}  // namespace
+
+// Built with frame pointers: the kernel's chain is the call path.
+TEST(PreloadSampling, CallSitesAndObjectsOfAKnownFirstTouchWithFramePointers) {
+    expect_known_sites_and_objects("memory_attribution_fp", "callchain");
+}
+
+// Built without: the chain stops at once, and the site keeps a stack copy.
+TEST(PreloadSampling, CallSitesAndObjectsOfAKnownFirstTouchWithoutFramePointers) {
+    expect_known_sites_and_objects("memory_attribution_nofp", "stack");
+}
+
+// The allocation interposers keep glibc's semantics (the example checks
+// them as it goes, from 4 threads) and track every large block.
+TEST(PreloadSampling, InterposedAllocationsKeepTheirSemanticsAndLargeBlocksAreTracked) {
+    TempDir out;
+    RunResult res = sampled_run(out, "pagefault", {example("allocation_cases"), "--threads", "4", "--rounds", "50"});
+    ASSERT_EQ(res.exit_code(), 0) << res.err;
+    EXPECT_NE(res.out.find("large blocks 1400"), std::string::npos) << res.out;
+    const Recorded r = recorded(out);
+    const nlohmann::json* attribution = nullptr;
+    std::set<std::string> kinds;
+    for (const auto& x : r.records) {
+        if (x["rec"] == "attribution") attribution = &x;
+        if (x["rec"] == "object") kinds.insert(x["kind"].get<std::string>());
+    }
+    ASSERT_NE(attribution, nullptr) << "no attribution line in " << r.summary;
+    EXPECT_EQ((*attribution)["allocations_tracked"], 1400) << *attribution;
+    EXPECT_EQ((*attribution)["objects_dropped"], 0);
+    EXPECT_TRUE(kinds.count("heap") && kinds.count("mmap")) << "malloc'd and mmap'd blocks";
+
+    // Attribution off: the same program, nothing tracked, no attribution line.
+    TempDir off;
+    RunResult plain = sampled_run(off, "pagefault", {example("allocation_cases"), "--threads", "2", "--rounds", "10"},
+                                  {{"STACKSAGE_SAMPLE_ATTRIBUTION", "0"}});
+    ASSERT_EQ(plain.exit_code(), 0) << plain.err;
+    for (const auto& x : recorded(off).records) EXPECT_NE(x["rec"], "attribution");
 }
 
 }  // namespace stacksage::testing

@@ -203,11 +203,36 @@ TEST(SamplingPlan, HybridGetsOneTargetPerCoreType) {
 
     EventSpec specs[kMaxThreadEvents];
     const std::size_t n = build_event_specs(*m.plan, m.options, kAllBackends, specs, kMaxThreadEvents);
-    // atom loads+stores, core aux+loads+stores, page faults, cpu-clock.
-    ASSERT_EQ(n, 7u);
+    // atom loads+stores, core aux+loads+stores, page faults (and their
+    // stack copies), cpu-clock.
+    ASSERT_EQ(n, 8u);
     EXPECT_EQ(specs[0].attr.type, 10u);
     EXPECT_EQ(specs[2].kind, EventKind::PebsLoadsAux);
     EXPECT_EQ(specs[3].leader, 2);
+    // Code attribution: PEBS samples carry the user call chain, registers
+    // and a stack copy; the counting group leader carries nothing.
+    constexpr std::uint64_t kCode = PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+    for (int i : {0, 1, 3, 4}) {
+        EXPECT_EQ(specs[i].attr.sample_type & kCode, kCode) << i;
+        EXPECT_TRUE(specs[i].attr.exclude_callchain_kernel) << i;
+        EXPECT_EQ(specs[i].attr.sample_stack_user, m.options.stack_bytes) << i;
+    }
+    EXPECT_EQ(specs[2].attr.sample_type & kCode, 0u);
+    // Every page fault: the chain and the top of the stack; every 16th
+    // period (and not a multiple of it), a whole stack copy with registers.
+    ASSERT_EQ(specs[5].kind, EventKind::PageFault);
+    EXPECT_EQ(specs[5].attr.sample_type & kCode, std::uint64_t{PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER});
+    ASSERT_EQ(specs[6].kind, EventKind::PageFaultStack);
+    EXPECT_EQ(specs[6].attr.sample_type & kCode, kCode);
+    EXPECT_GT(specs[6].attr.sample_period, specs[5].attr.sample_period);
+    EXPECT_NE(specs[6].attr.sample_period % specs[5].attr.sample_period, 0u);
+    EXPECT_EQ(specs[7].kind, EventKind::CpuClock);
+    EXPECT_EQ(specs[7].attr.sample_type & kCode, 0u) << "where a thread runs needs no call path";
+
+    // Attribution off: none of it, and no second page-fault event.
+    m.options.attribution = false;
+    ASSERT_EQ(build_event_specs(*m.plan, m.options, kAllBackends, specs, kMaxThreadEvents), 7u);
+    for (std::size_t i = 0; i < 7; ++i) EXPECT_EQ(specs[i].attr.sample_type & kCode, 0u) << i;
 }
 
 TEST(SamplingPlan, AmdWithoutSwfiltNeedsParanoidOne) {

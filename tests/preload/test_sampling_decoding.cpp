@@ -298,7 +298,8 @@ TEST(SamplingRecord, LayoutFollowsTheKernelsFieldOrder) {
     EXPECT_EQ(r.weight, 0x1'0000'0001u) << "WEIGHT is the whole u64";
     EXPECT_EQ(r.phys_addr, 0xabc000u);
 
-    EXPECT_FALSE(layout.configure(PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN)) << "variable-size fields are refused";
+    EXPECT_FALSE(layout.configure(PERF_SAMPLE_IP | PERF_SAMPLE_READ)) << "READ, RAW, BRANCH_STACK are refused";
+    EXPECT_FALSE(layout.configure(PERF_SAMPLE_IP | PERF_SAMPLE_BRANCH_STACK));
     EXPECT_FALSE(layout.configure(PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT));
 }
 

@@ -56,6 +56,10 @@ struct Sampler {
         sampler_reset_for_tests();
         config.options.selection.backends = backends;
         config.options.pagefault_period = 1;  // every fault: the tests count pages
+        // Samples carry their call chain and the top of the stack (code
+        // attribution): a test's 512 of them, drained at its end, need a
+        // ring larger than the default 16 pages.
+        config.options.ring_data_pages = 64;
         config.pid = ::getpid();
         config.host = "testhost";
         if (!raw_path.empty()) {
