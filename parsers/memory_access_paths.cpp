@@ -226,16 +226,16 @@ MemoryPathStats add_sample_summary(Model& m, ComponentId host, const SampleSumma
         ++stats.access_paths;
     }
     if (resolver) {
-        for (std::string& n : resolver->notes()) stats.notes.push_back(summary.path + ": " + n);
+        for (std::string& n : resolver->notes()) stats.notes.push_back(std::move(n));
         if (plan.merged_pairs > 0)
             stats.notes.push_back(fmt::format(
-                "{}: {} samples of {} further (call site, object) pairs are summed without a site or object "
+                "{} samples of {} further (call site, object) pairs are summed without a site or object "
                 "(the model keeps the {} pairs with the most samples per process)",
-                summary.path, plan.merged_samples, plan.merged_pairs, kMaxAttributedPairs));
+                plan.merged_samples, plan.merged_pairs, kMaxAttributedPairs));
         stats.sites = plan.canonical_site.size();
     }
     if (unplaced_cpus > 0)
-        stats.notes.push_back(summary.path + ": " + std::to_string(stats.samples_unplaced) +
+        stats.notes.push_back(std::to_string(stats.samples_unplaced) +
                               " memory samples name CPUs the node's topology does not have; they are left out");
 
     // Where threads ran (cpu-clock).

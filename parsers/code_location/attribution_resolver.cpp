@@ -33,6 +33,8 @@ std::string ResolvedSite::call_path_text(std::size_t max_frames) const {
     std::string out;
     std::size_t shown = 0;
     for (std::size_t i = user_frame; i < call_path.size(); ++i) {
+        // The recorder's own frames (its thread trampoline) are not the application's path.
+        if (base_name(call_path[i].module).find("libstacksage") != std::string_view::npos) continue;
         if (shown == max_frames) return out + " < ...";
         out += (shown++ ? " < " : "") + call_path[i].label();
     }
@@ -94,6 +96,9 @@ ResolvedSite AttributionResolver::resolve_site(const SampledSite& s) {
     for (std::size_t i = 0; i < r.call_path.size(); ++i) {
         const CodeLocation& l = r.call_path[i];
         if (l.gap == CodeGap::None || (i != r.user_frame && is_system_module(l.module))) continue;
+        // The C runtime's entry point is linked in without line information
+        // into every program: not a gap the user can close.
+        if (l.gap == CodeGap::NoLineInfo && l.function == "_start") continue;
         ++frame_gaps_[l.gap];
         gap_modules_[l.gap].insert(l.module.empty() ? fmt::format("{:#x}", l.address) : l.module);
     }
