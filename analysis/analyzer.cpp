@@ -66,7 +66,7 @@ int check_order(FindingCode code) {
 }  // namespace
 
 AnalysisResult analyze(const Model& model, const AnalysisOptions& options) {
-    return analyze(build_run_view(model, options.activity));
+    return analyze(build_run_view(model, options.activity), options);
 }
 
 namespace {
@@ -95,7 +95,7 @@ void summarize_findings_per_node(const std::vector<Finding>& findings, std::vect
 
 }  // namespace
 
-AnalysisResult analyze(RunView view) {
+AnalysisResult analyze(RunView view, const AnalysisOptions& options) {
     AnalysisResult result;
     result.run_name = std::string(view.run_name);
     result.run_command = std::string(view.run_command);
@@ -103,7 +103,9 @@ AnalysisResult analyze(RunView view) {
 
     std::vector<NodeLoad>& loads = result.loads;
     loads.reserve(view.nodes.size());
-    for (std::uint32_t n = 0; n < view.nodes.size(); ++n) loads.push_back(compute_node_load(view, n));
+    NodeLoadOptions load_options;
+    load_options.series_rows = options.load_series_rows;
+    for (std::uint32_t n = 0; n < view.nodes.size(); ++n) loads.push_back(compute_node_load(view, n, load_options));
 
     std::vector<Finding>& all = result.findings;
     auto append = [&](std::vector<Finding> more) {

@@ -100,10 +100,14 @@ struct AnalysisResult {
 
 struct AnalysisOptions {
     ActivityOptions activity;
+    // Each node's load series rows (NodeLoadOptions::series_rows): only
+    // the HTML page draws them.
+    bool load_series_rows = true;
 };
 
-// Runs checks 1-7 on a view; the result keeps the view.
-AnalysisResult analyze(RunView view);
+// Runs checks 1-7 on a view; the result keeps the view. options.activity
+// is not read here: the view was built with it.
+AnalysisResult analyze(RunView view, const AnalysisOptions& options = {});
 
 // Builds the view of the model (activity per options) and analyses it.
 AnalysisResult analyze(const Model& model, const AnalysisOptions& options = {});
