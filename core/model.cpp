@@ -1,5 +1,7 @@
 #include "core/model.hpp"
 
+#include <stdexcept>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -354,6 +356,9 @@ AttrKey Model::key(std::string_view name) {
         ensure_owned();
     }
     const std::uint32_t known = keys_.size();
+    if (known >= kMaxAttrKeys && !keys_.find(name))
+        throw std::length_error("the model holds " + std::to_string(known) +
+                                " attribute keys, the most it can; the input names too many distinct attributes");
     const AttrKey k = keys_.intern(name);
     if (keys_.size() != known) refresh_run_keys();
     return k;

@@ -116,7 +116,9 @@ public:
     std::vector<std::string> check_consistency() const;
 
     // ---- Attributes (on components and DataPaths) ------------------------------
-    AttrKey key(std::string_view name);                    // interns
+    // Interns; throws std::length_error past kMaxAttrKeys distinct keys.
+    AttrKey key(std::string_view name);
+    static constexpr std::uint32_t kMaxAttrKeys = 1u << 24;
     std::optional<AttrKey> find_key(std::string_view name) const;
     std::string_view key_name(AttrKey key) const;
 
@@ -283,9 +285,10 @@ private:
         std::uint32_t next;  // next TypeHead of the same component
     };
 
+    // 16 bytes: a run of a million ranks holds some 40 million of them.
     struct AttrEntry {
-        AttrKey key;
-        AttrKind kind;
+        AttrKey key : 24;  // Model::key refuses a key beyond kMaxAttrKeys
+        AttrKind kind : 8;
         std::uint32_t next;
         union {
             std::int64_t i;
@@ -293,7 +296,7 @@ private:
             struct { std::uint32_t offset, length; } span;  // into chars_ or cpuset_words_
         };
     };
-    static_assert(sizeof(AttrEntry) == 24);
+    static_assert(sizeof(AttrEntry) == 16);
 
     // Interned strings (kinds, names, keys, user DataPath types), stored
     // pointer-free as one character blob and offsets so a snapshot can map
