@@ -424,17 +424,37 @@ void Model::store_string(AttrEntry& e, std::string_view value) {
         return;
     }
     e.kind = AttrKind::String;
+    ValueSpan& recent = recent_strings_[std::hash<std::string_view>{}(value) % kRecentValues];
+    // Compared byte by byte (and bounded): a slot may name bytes that an
+    // assignment of the arrays replaced since.
+    if (recent.length == value.size() && std::uint64_t{recent.offset} + recent.length <= chars_.size() &&
+        std::equal(value.begin(), value.end(), chars_.data() + recent.offset)) {
+        e.span.offset = recent.offset;
+        e.span.length = recent.length;
+        return;
+    }
     e.span.offset = static_cast<std::uint32_t>(chars_.size());
     e.span.length = static_cast<std::uint32_t>(value.size());
     chars_.append(value.begin(), value.end());
+    recent = {e.span.offset, e.span.length};
 }
 
 void Model::store_cpuset(AttrEntry& e, const Cpuset& value) {
     e.kind = AttrKind::Cpuset;
     auto w = value.words();
+    std::uint64_t hash = w.size();
+    for (std::uint64_t word : w) hash = (hash ^ word) * 0x100000001b3ull;
+    ValueSpan& recent = recent_cpusets_[(hash ^ (hash >> 29)) % kRecentValues];
+    if (recent.length == w.size() && std::uint64_t{recent.offset} + recent.length <= cpuset_words_.size() &&
+        std::equal(w.begin(), w.end(), cpuset_words_.data() + recent.offset)) {
+        e.span.offset = recent.offset;
+        e.span.length = recent.length;
+        return;
+    }
     e.span.offset = static_cast<std::uint32_t>(cpuset_words_.size());
     e.span.length = static_cast<std::uint32_t>(w.size());
     cpuset_words_.append(w.begin(), w.end());
+    recent = {e.span.offset, e.span.length};
 }
 
 std::string_view Model::string_of(const AttrEntry& e) const {

@@ -375,6 +375,18 @@ private:
     PodArray<AttrEntry> attrs_;
     PodArray<char> chars_;                 // attribute string values
     PodArray<std::uint64_t> cpuset_words_; // attribute cpuset values
+    // Values stored lately, by a hash of their content: an equal value
+    // shares their bytes instead of adding its own. Runs repeat most of
+    // theirs (every node's copy of a topology has the same cpusets, every
+    // thread of a runtime the same module), and chars_ and cpuset_words_ are
+    // only ever appended to, so a span may be shared by many entries.
+    // Derived state: a copy may keep it (the arrays are copied alike).
+    struct ValueSpan {
+        std::uint32_t offset = 0, length = 0xffffffffu;  // length ~0: empty slot
+    };
+    static constexpr std::size_t kRecentValues = 4096;
+    std::array<ValueSpan, kRecentValues> recent_strings_{};
+    std::array<ValueSpan, kRecentValues> recent_cpusets_{};
     PodArray<std::uint32_t> by_type_[kComponentTypeCount];  // may hold dead ids
     PodArray<std::uint32_t> free_attrs_;
     // The attribute list last appended to, so that setting attributes one
