@@ -147,6 +147,32 @@ public:
     bool has_attr(ComponentId id, AttrKey key) const;
     bool remove_attr(ComponentId id, AttrKey key);
     bool remove_attr(DataPathId id, AttrKey key);
+    // ---- Shared attribute lists -----------------------------------------------------
+    // A loader that makes many components or paths with the same attributes
+    // (each node's copy of one topology, the paths of one affinity interval:
+    // 60 % of a million-rank run's entries) gives them one list instead of a
+    // copy each. share_attributes freezes the list of id and returns it;
+    // adopt_attributes gives it to another component or path, whose list
+    // must be empty. They read it as their own; the first change to any of
+    // them (set_attr, remove_attr) copies the list for that one first, so
+    // no change shows through another (copy on write). A model holding
+    // shared lists is not written as a snapshot (write_snapshot refuses it).
+    class SharedAttributes {
+    public:
+        SharedAttributes() = default;
+        bool empty() const { return head_ == 0xffffffffu; }
+    private:
+        friend class Model;
+        explicit SharedAttributes(std::uint32_t head) : head_(head) {}
+        std::uint32_t head_ = 0xffffffffu;
+    };
+    SharedAttributes share_attributes(ComponentId id);
+    SharedAttributes share_attributes(DataPathId id);
+    void adopt_attributes(ComponentId id, SharedAttributes list);
+    void adopt_attributes(DataPathId id, SharedAttributes list);
+    // \return true when some component or path holds a shared list.
+    bool has_shared_attributes() const;
+
     // Calls fn(key, value) for each attribute, in the order they were first set.
     void for_each_attr(ComponentId id, const std::function<void(AttrKey, const AttributeValue&)>& fn) const;
     void for_each_attr(DataPathId id, const std::function<void(AttrKey, const AttributeValue&)>& fn) const;
@@ -255,10 +281,14 @@ public:
 private:
     static constexpr std::uint32_t kNil = 0xffffffffu;
 
+    // flags: kSharedAttributes when the attribute list is shared (see
+    // share_attributes); the other bits are 0.
+    static constexpr std::uint16_t kSharedAttributes = 1;
+
     struct ComponentRecord {
         ComponentType type;
         bool alive;
-        std::uint16_t reserved;
+        std::uint16_t flags;
         std::uint32_t kind;  // index into words_ (0 = the empty string)
         std::uint32_t name;  // index into names_ (0 = empty)
         std::int32_t os_index;
@@ -272,7 +302,7 @@ private:
         std::uint32_t source, target;
         DataPathType type;
         bool alive, oriented;
-        std::uint16_t reserved;
+        std::uint16_t flags;
         double bandwidth, latency;
         std::uint32_t next_out, prev_out, next_in, prev_in;  // within the (component, type) lists
         std::uint32_t first_attr;
@@ -357,6 +387,10 @@ private:
     TypeHead& get_or_add_type_head(std::uint32_t component, DataPathType type);
     void unlink_datapath(std::uint32_t dp);
 
+    // Gives the owner (head, flags) a list of its own when it shares one.
+    void unshare_attributes(std::uint32_t& head, std::uint16_t& flags);
+    // Frees the owner's entries, unless they are shared (then only let go).
+    void release_attributes(std::uint32_t& head, std::uint16_t& flags);
     AttrEntry* find_attr(std::uint32_t head, AttrKey key);
     const AttrEntry* find_attr(std::uint32_t head, AttrKey key) const;
     AttrEntry& attr_slot(std::uint32_t& head, AttrKey key);

@@ -467,6 +467,9 @@ private:
     void add_may_run_on(ComponentId flow, const std::vector<Interval>& intervals) {
         Model& m = run_.model;
         for (const Interval& iv : intervals) {
+            // The paths of one interval (one per CPU) carry the same
+            // attributes: the first has them, the others share its list.
+            Model::SharedAttributes interval_attributes;
             for (unsigned cpu : *iv.cpuset) {
                 if (cpu >= pu_by_cpu_.size()) {
                     // Every CPU from here on is beyond the node: noted at
@@ -482,9 +485,14 @@ private:
                     continue;
                 }
                 const DataPathId dp = m.add_datapath(flow, pu, DataPathType::MayRunOn);
+                if (!interval_attributes.empty()) {
+                    m.adopt_attributes(dp, interval_attributes);
+                    continue;
+                }
                 m.set_attr(dp, keys::start_ns, iv.start);
                 m.set_attr(dp, keys::end_ns, iv.end);
                 set_cause(dp, *iv.change);
+                interval_attributes = m.share_attributes(dp);
             }
         }
     }
