@@ -65,6 +65,13 @@ int check_order(FindingCode code) {
 
 }  // namespace
 
+NodeLoad AnalysisResult::node_load_with_series(std::uint32_t n) const {
+    if (load_options.series_rows) return loads[n];
+    NodeLoadOptions with_rows = load_options;
+    with_rows.series_rows = true;
+    return compute_node_load(view, n, with_rows);
+}
+
 AnalysisResult analyze(const Model& model, const AnalysisOptions& options) {
     return analyze(build_run_view(model, options.activity), options);
 }
@@ -103,9 +110,8 @@ AnalysisResult analyze(RunView view, const AnalysisOptions& options) {
 
     std::vector<NodeLoad>& loads = result.loads;
     loads.reserve(view.nodes.size());
-    NodeLoadOptions load_options;
-    load_options.series_rows = options.load_series_rows;
-    for (std::uint32_t n = 0; n < view.nodes.size(); ++n) loads.push_back(compute_node_load(view, n, load_options));
+    result.load_options.series_rows = options.load_series_rows;
+    for (std::uint32_t n = 0; n < view.nodes.size(); ++n) loads.push_back(compute_node_load(view, n, result.load_options));
 
     std::vector<Finding>& all = result.findings;
     auto append = [&](std::vector<Finding> more) {

@@ -91,11 +91,18 @@ struct AnalysisResult {
     // them valid); view.model is null, since the model may move.
     RunView view;
     std::vector<NodeLoad> loads;      // by view node
+    // What the loads were computed with: without their series rows
+    // (series_rows false), a report that draws them computes one node's
+    // at a time (node_load_with_series).
+    NodeLoadOptions load_options;
     std::vector<PuUsage> pu_usage;    // by view node
     // Nodes with the same findings, as one (analysis/node_groups.hpp):
     // every node is in exactly one group; worst groups first.
     std::vector<NodeGroup> node_groups;
     std::size_t count(Severity severity) const;
+    // Node n's load with its series rows: loads[n], or computed again with
+    // the rows where the analysis left them out.
+    NodeLoad node_load_with_series(std::uint32_t n) const;
 };
 
 struct AnalysisOptions {

@@ -37,7 +37,9 @@ struct ReportOptions {
 int run_report(const ReportOptions& o) {
     CommandOutput output("stacksage report");
     AnalysisOptions analysis_options;
-    analysis_options.load_series_rows = !o.html.empty();  // only the page draws them
+    // The load series' rows (30 KB a node) only the page draws: it computes
+    // them one node at a time as it is written.
+    analysis_options.load_series_rows = false;
     Result<AnalysedRun> analysed = load_and_analyse(o.directory, analysis_options);
     if (!analysed) {
         output.say(analysed.error().message);

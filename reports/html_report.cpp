@@ -292,7 +292,7 @@ public:
         DrawnNode drawn;
         json node = node_json(model_, a_.view.nodes[n], a_.nodes[n], drawn);
         add_pu_usage(node, a_.pu_usage[n], a_.nodes[n], drawn);
-        if (n < a_.loads.size()) node["load"] = load_json(a_.loads[n]);
+        if (n < a_.loads.size()) node["load"] = load_json(a_.node_load_with_series(static_cast<std::uint32_t>(n)));
         if (memory_of_[n] != kNone) node["memory"] = memory_json(a_.memory[memory_of_[n]], drawn);
         return node;
     }
