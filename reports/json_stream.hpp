@@ -17,7 +17,9 @@ namespace stacksage {
 // Receives the text in pieces, in order.
 using TextSink = std::function<void(std::string_view)>;
 
-// An array member of an object, made one element at a time.
+// An array member of an object, made one element at a time. element() is
+// called from several threads at once (for different i): it must only read
+// shared data.
 struct StreamedArray {
     std::size_t count = 0;
     std::function<nlohmann::json(std::size_t)> element;  // element(i), i < count
