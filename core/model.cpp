@@ -422,6 +422,7 @@ void Model::store_string(AttrEntry& e, std::string_view value) {
         return;
     }
     e.kind = AttrKind::String;
+    if (recent_strings_.empty()) recent_strings_.resize(kRecentValues);
     ValueSpan& recent = recent_strings_[std::hash<std::string_view>{}(value) % kRecentValues];
     // Compared byte by byte (and bounded): a slot may name bytes that an
     // assignment of the arrays replaced since.
@@ -442,6 +443,7 @@ void Model::store_cpuset(AttrEntry& e, const Cpuset& value) {
     auto w = value.words();
     std::uint64_t hash = w.size();
     for (std::uint64_t word : w) hash = (hash ^ word) * 0x100000001b3ull;
+    if (recent_cpusets_.empty()) recent_cpusets_.resize(kRecentValues);
     ValueSpan& recent = recent_cpusets_[(hash ^ (hash >> 29)) % kRecentValues];
     if (recent.length == w.size() && std::uint64_t{recent.offset} + recent.length <= cpuset_words_.size() &&
         std::equal(w.begin(), w.end(), cpuset_words_.data() + recent.offset)) {

@@ -418,9 +418,11 @@ private:
     struct ValueSpan {
         std::uint32_t offset = 0, length = 0xffffffffu;  // length ~0: empty slot
     };
+    // On the heap, made at the first value stored: a Model stays small
+    // enough for any stack (the recorder builds one at a process's start).
     static constexpr std::size_t kRecentValues = 4096;
-    std::array<ValueSpan, kRecentValues> recent_strings_{};
-    std::array<ValueSpan, kRecentValues> recent_cpusets_{};
+    std::vector<ValueSpan> recent_strings_;
+    std::vector<ValueSpan> recent_cpusets_;
     PodArray<std::uint32_t> by_type_[kComponentTypeCount];  // may hold dead ids
     PodArray<std::uint32_t> free_attrs_;
     // The attribute list last appended to, so that setting attributes one
