@@ -65,8 +65,15 @@ int check_order(FindingCode code) {
 
 }  // namespace
 
+NodeLoad AnalysisResult::node_load_with_series(std::uint32_t n) const {
+    if (load_options.series_rows) return loads[n];
+    NodeLoadOptions with_rows = load_options;
+    with_rows.series_rows = true;
+    return compute_node_load(view, n, with_rows);
+}
+
 AnalysisResult analyze(const Model& model, const AnalysisOptions& options) {
-    return analyze(build_run_view(model, options.activity));
+    return analyze(build_run_view(model, options.activity), options);
 }
 
 namespace {
@@ -193,7 +200,7 @@ void sort_findings(std::vector<Finding>& all, const std::vector<NodeSummary>& no
 
 }  // namespace
 
-AnalysisResult analyze(RunView view) {
+AnalysisResult analyze(RunView view, const AnalysisOptions& options) {
     AnalysisResult result;
     result.run_name = std::string(view.run_name);
     result.run_command = std::string(view.run_command);
@@ -201,7 +208,8 @@ AnalysisResult analyze(RunView view) {
 
     std::vector<NodeLoad>& loads = result.loads;
     loads.reserve(view.nodes.size());
-    for (std::uint32_t n = 0; n < view.nodes.size(); ++n) loads.push_back(compute_node_load(view, n));
+    result.load_options.series_rows = options.load_series_rows;
+    for (std::uint32_t n = 0; n < view.nodes.size(); ++n) loads.push_back(compute_node_load(view, n, result.load_options));
     result.findings = run_checks(view, loads, result.launcher);
 
     // Summaries.

@@ -91,19 +91,30 @@ struct AnalysisResult {
     // them valid); view.model is null, since the model may move.
     RunView view;
     std::vector<NodeLoad> loads;      // by view node
+    // What the loads were computed with: without their series rows
+    // (series_rows false), a report that draws them computes one node's
+    // at a time (node_load_with_series).
+    NodeLoadOptions load_options;
     std::vector<PuUsage> pu_usage;    // by view node
     // Nodes with the same findings, as one (analysis/node_groups.hpp):
     // every node is in exactly one group; worst groups first.
     std::vector<NodeGroup> node_groups;
     std::size_t count(Severity severity) const;
+    // Node n's load with its series rows: loads[n], or computed again with
+    // the rows where the analysis left them out.
+    NodeLoad node_load_with_series(std::uint32_t n) const;
 };
 
 struct AnalysisOptions {
     ActivityOptions activity;
+    // Each node's load series rows (NodeLoadOptions::series_rows): only
+    // the HTML page draws them.
+    bool load_series_rows = true;
 };
 
-// Runs checks 1-7 on a view; the result keeps the view.
-AnalysisResult analyze(RunView view);
+// Runs checks 1-7 on a view; the result keeps the view. options.activity
+// is not read here: the view was built with it.
+AnalysisResult analyze(RunView view, const AnalysisOptions& options = {});
 
 // Builds the view of the model (activity per options) and analyses it.
 AnalysisResult analyze(const Model& model, const AnalysisOptions& options = {});

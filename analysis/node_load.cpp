@@ -582,6 +582,7 @@ void build_load_series(const NodeView& node, const DemandSweep& d, std::size_t b
     series.bins = bins;
     series.busy_flows.resize(bins);
     for (std::size_t b = 0; b < bins; ++b) series.busy_flows[b] = busy_bins.mean(b);
+    if (!options.series_rows) return;
     // One row per CPU the flows may use; beyond series_max_rows, one per
     // group of consecutive cores (their CPUs the flows may use).
     const std::size_t rows = std::max<std::size_t>(1, options.series_max_rows);

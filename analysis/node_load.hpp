@@ -56,6 +56,10 @@ struct NodeLoadOptions {
     // beyond, a row holds several cores.
     std::size_t series_bins = 240;
     std::size_t series_max_rows = 32;
+    // The series' rows (LoadSeries::rows): about 30 KB a node, which only
+    // the HTML page draws; the text and JSON reports and `check` leave them
+    // out (2 GB at 62,500 nodes). The busy flows and windows stay.
+    bool series_rows = true;
 };
 
 // A flow busy on an over-demanded CPU while it was over-demanded, under

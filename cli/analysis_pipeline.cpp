@@ -18,13 +18,13 @@ ReportData AnalysedRun::report_data() const {
     return d;
 }
 
-Result<AnalysedRun> load_and_analyse(const std::string& directory) {
+Result<AnalysedRun> load_and_analyse(const std::string& directory, const AnalysisOptions& options) {
     Result<LoadedRun> loaded = load_run(directory);
     if (!loaded) return loaded.error();
     AnalysedRun out;
     out.run = std::move(loaded.value());
     const auto start = std::chrono::steady_clock::now();
-    out.analysis = analyze(out.run.model);
+    out.analysis = analyze(out.run.model, options);
     out.analysis_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return out;
 }

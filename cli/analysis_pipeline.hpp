@@ -21,7 +21,7 @@ struct AnalysedRun {
 
 // \return the analysed run.
 // \return the loader's Error when the directory cannot be analysed at all.
-Result<AnalysedRun> load_and_analyse(const std::string& directory);
+Result<AnalysedRun> load_and_analyse(const std::string& directory, const AnalysisOptions& options = {});
 
 // "parse 1.20 s, topology 0.05 s, model 0.90 s, analysis 0.30 s, render 0.10 s,
 // peak memory 812 MiB": the stages of one report, for --timings.

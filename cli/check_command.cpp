@@ -33,7 +33,9 @@ struct CheckOptions {
 
 int run_check(const CheckOptions& o) {
     CommandOutput output("stacksage check");
-    Result<AnalysedRun> analysed = load_and_analyse(o.directory);
+    AnalysisOptions analysis_options;
+    analysis_options.load_series_rows = false;  // only the HTML page draws them
+    Result<AnalysedRun> analysed = load_and_analyse(o.directory, analysis_options);
     if (!analysed) {
         output.say(analysed.error().message);
         return output.finish(kExitUsage);

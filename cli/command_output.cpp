@@ -16,6 +16,30 @@ namespace {
 
 bool g_closed_at_start[3] = {false, false, false};
 
+// Gathers a producer's pieces into large writes to fd.
+// \return 0, or the errno of the first failed write.
+int write_produced(int fd, const CommandOutput::Producer& produce, std::size_t* bytes) {
+    constexpr std::size_t kChunk = 1 << 20;
+    std::string buffer;
+    buffer.reserve(kChunk);
+    int error = 0;
+    std::size_t total = 0;
+    produce([&](std::string_view piece) {
+        total += piece.size();
+        if (error != 0) return;
+        if (buffer.size() + piece.size() > kChunk) {
+            error = write_all(fd, buffer);
+            buffer.clear();
+            if (error != 0) return;
+        }
+        if (piece.size() >= kChunk) error = write_all(fd, piece);
+        else buffer.append(piece);
+    });
+    if (error == 0) error = write_all(fd, buffer);
+    if (bytes) *bytes = total;
+    return error;
+}
+
 }  // namespace
 
 int write_all(int fd, std::string_view data) {
@@ -58,9 +82,19 @@ bool CommandOutput::say(std::string_view message) {
     return ok;
 }
 
+bool CommandOutput::print_from(const Producer& produce, std::size_t* bytes) {
+    const int error = write_produced(STDOUT_FILENO, produce, bytes);
+    if (error != 0 && stdout_error_ == 0) stdout_error_ = error;
+    return error == 0;
+}
+
 bool CommandOutput::write_file(const std::string& path, std::string_view content) {
+    return write_file_from(path, [content](const auto& sink) { sink(content); });
+}
+
+bool CommandOutput::write_file_from(const std::string& path, const Producer& produce, std::size_t* bytes) {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
-    int error = fd < 0 ? errno : write_all(fd, content);
+    int error = fd < 0 ? errno : write_produced(fd, produce, bytes);
     // close() reports what a network file system could not store.
     if (fd >= 0 && ::close(fd) != 0 && error == 0) error = errno;
     if (error == 0) return true;

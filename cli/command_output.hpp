@@ -6,6 +6,8 @@
 // are kept.
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -47,6 +49,16 @@ public:
     // another file. On failure, says why, naming the file.
     // \return true when the whole content was written and the file closed.
     bool write_file(const std::string& path, std::string_view content);
+
+    // What a streamed output is given: it writes its text in pieces
+    // through the sink (a report of a million ranks never whole in memory).
+    using Producer = std::function<void(const std::function<void(std::string_view)>& sink)>;
+
+    // print and write_file for a streamed output: the pieces are gathered
+    // into writes of a MiB; after a failed write the rest is dropped.
+    // bytes (optional): how many bytes the producer gave.
+    bool print_from(const Producer& produce, std::size_t* bytes = nullptr);
+    bool write_file_from(const std::string& path, const Producer& produce, std::size_t* bytes = nullptr);
 
     // \return true when some write failed so far.
     bool failed() const { return stdout_error_ != 0 || stderr_failed_ || file_failed_; }

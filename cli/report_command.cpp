@@ -36,7 +36,11 @@ struct ReportOptions {
 
 int run_report(const ReportOptions& o) {
     CommandOutput output("stacksage report");
-    Result<AnalysedRun> analysed = load_and_analyse(o.directory);
+    AnalysisOptions analysis_options;
+    // The load series' rows (30 KB a node) only the page draws: it computes
+    // them one node at a time as it is written.
+    analysis_options.load_series_rows = false;
+    Result<AnalysedRun> analysed = load_and_analyse(o.directory, analysis_options);
     if (!analysed) {
         output.say(analysed.error().message);
         return output.finish(kExitUsage);
@@ -50,35 +54,43 @@ int run_report(const ReportOptions& o) {
     ReportData data = analysed->report_data();
     if (*network) data.network = &(*network)->report;
     const bool to_terminal = o.output.empty() && ::isatty(STDOUT_FILENO) == 1;
+    // The report as pieces of text: JSON is streamed, one node at a time,
+    // so that a million ranks' report is never one document in memory.
+    CommandOutput::Producer report;
     std::string text;
     if (o.format == "json") {
-        text = report_to_json(data).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    } else if (o.format == "perfetto") {
-        text = perfetto_trace(analysed->analysis).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    } else if (o.format == "graphml") {
-        // With a fabric, the fabric with the job marked; the run's model otherwise.
-        text = *network ? model_to_graphml(network_to_model((*network)->report)) : model_to_graphml(analysed->run.model);
+        report = [&data](const auto& sink) { write_report_json(data, sink); };
     } else {
-        TextReportOptions t;
-        // Colour only for a person at a terminal, and never against NO_COLOR.
-        const char* no_color = std::getenv("NO_COLOR");
-        t.color = o.color == "always" || (o.color == "auto" && to_terminal && (no_color == nullptr || *no_color == '\0'));
-        t.show_info = !o.no_info;
-        text = render_text_report(data, t);
+        if (o.format == "perfetto") {
+            text = perfetto_trace(analysed->analysis).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+        } else if (o.format == "graphml") {
+            // With a fabric, the fabric with the job marked; the run's model otherwise.
+            text = *network ? model_to_graphml(network_to_model((*network)->report)) : model_to_graphml(analysed->run.model);
+        } else {
+            TextReportOptions t;
+            // Colour only for a person at a terminal, and never against NO_COLOR.
+            const char* no_color = std::getenv("NO_COLOR");
+            t.color = o.color == "always" || (o.color == "auto" && to_terminal && (no_color == nullptr || *no_color == '\0'));
+            t.show_info = !o.no_info;
+            text = render_text_report(data, t);
+        }
+        report = [&text](const auto& sink) { sink(text); };
     }
     if (!o.html.empty()) {
-        const std::string page = render_html_report(data, analysed->run.model);
-        if (!output.write_file(o.html, page)) return output.finish(kExitUsage);
+        std::size_t page_bytes = 0;
+        const Model& model = analysed->run.model;
+        if (!output.write_file_from(o.html, [&](const auto& sink) { write_html_report(data, model, sink); }, &page_bytes))
+            return output.finish(kExitUsage);
         // The report itself still goes to standard output; this line says where the page is.
         output.say(fmt::format("wrote the HTML report to {} ({} KiB); open it in a browser", o.html,
-                               (page.size() + 1023) / 1024));
+                               (page_bytes + 1023) / 1024));
     }
-    const double render_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (o.output.empty()) {
-        output.print(text);
-    } else if (!output.write_file(o.output, text)) {
+        output.print_from(report);
+    } else if (!output.write_file_from(o.output, report)) {
         return output.finish(kExitUsage);
     }
+    const double render_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (o.timings) output.say(timings_line(*analysed, render_seconds));
     return output.finish(kExitOk);
 }

@@ -1,5 +1,7 @@
 #include "core/model.hpp"
 
+#include <stdexcept>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -289,9 +291,7 @@ void Model::remove_subtree(ComponentId id) {
             while (type_heads_[h].out_head != kNil) remove_datapath(DataPathId{type_heads_[h].out_head});
             while (type_heads_[h].in_head != kNil) remove_datapath(DataPathId{type_heads_[h].in_head});
         }
-        for (auto a = r.first_attr; a != kNil; a = attrs_[a].next) free_attrs_.push_back(a);
-        if (r.first_attr != kNil) forget_appended_list();
-        r.first_attr = kNil;
+        release_attributes(r.first_attr, r.flags);
         std::uint32_t next = cur;
         STACKSAGE_NEXT_PREORDER(next, root, depth);
         components_[cur].alive = false;
@@ -354,6 +354,9 @@ AttrKey Model::key(std::string_view name) {
         ensure_owned();
     }
     const std::uint32_t known = keys_.size();
+    if (known >= kMaxAttrKeys && !keys_.find(name))
+        throw std::length_error("the model holds " + std::to_string(known) +
+                                " attribute keys, the most it can; the input names too many distinct attributes");
     const AttrKey k = keys_.intern(name);
     if (keys_.size() != known) refresh_run_keys();
     return k;
@@ -419,17 +422,39 @@ void Model::store_string(AttrEntry& e, std::string_view value) {
         return;
     }
     e.kind = AttrKind::String;
+    if (recent_strings_.empty()) recent_strings_.resize(kRecentValues);
+    ValueSpan& recent = recent_strings_[std::hash<std::string_view>{}(value) % kRecentValues];
+    // Compared byte by byte (and bounded): a slot may name bytes that an
+    // assignment of the arrays replaced since.
+    if (recent.length == value.size() && std::uint64_t{recent.offset} + recent.length <= chars_.size() &&
+        std::equal(value.begin(), value.end(), chars_.data() + recent.offset)) {
+        e.span.offset = recent.offset;
+        e.span.length = recent.length;
+        return;
+    }
     e.span.offset = static_cast<std::uint32_t>(chars_.size());
     e.span.length = static_cast<std::uint32_t>(value.size());
     chars_.append(value.begin(), value.end());
+    recent = {e.span.offset, e.span.length};
 }
 
 void Model::store_cpuset(AttrEntry& e, const Cpuset& value) {
     e.kind = AttrKind::Cpuset;
     auto w = value.words();
+    std::uint64_t hash = w.size();
+    for (std::uint64_t word : w) hash = (hash ^ word) * 0x100000001b3ull;
+    if (recent_cpusets_.empty()) recent_cpusets_.resize(kRecentValues);
+    ValueSpan& recent = recent_cpusets_[(hash ^ (hash >> 29)) % kRecentValues];
+    if (recent.length == w.size() && std::uint64_t{recent.offset} + recent.length <= cpuset_words_.size() &&
+        std::equal(w.begin(), w.end(), cpuset_words_.data() + recent.offset)) {
+        e.span.offset = recent.offset;
+        e.span.length = recent.length;
+        return;
+    }
     e.span.offset = static_cast<std::uint32_t>(cpuset_words_.size());
     e.span.length = static_cast<std::uint32_t>(w.size());
     cpuset_words_.append(w.begin(), w.end());
+    recent = {e.span.offset, e.span.length};
 }
 
 std::string_view Model::string_of(const AttrEntry& e) const {
@@ -450,6 +475,77 @@ AttributeValue Model::value_of(const AttrEntry& e) const {
     return std::int64_t{0};
 }
 
+void Model::unshare_attributes(std::uint32_t& head, std::uint16_t& flags) {
+    if (!(flags & kSharedAttributes)) return;
+    flags &= static_cast<std::uint16_t>(~kSharedAttributes);
+    std::uint32_t copy_head = kNil, copy_tail = kNil;
+    for (auto a = head; a != kNil; a = attrs_[a].next) {
+        std::uint32_t slot;
+        if (!free_attrs_.empty()) {
+            slot = free_attrs_.back();
+            free_attrs_.pop_back();
+        } else {
+            slot = static_cast<std::uint32_t>(attrs_.size());
+            attrs_.emplace_back();  // may move attrs_: index, never hold a reference
+        }
+        attrs_[slot] = attrs_[a];  // the value's bytes (string, cpuset) stay shared: they are never changed
+        attrs_[slot].next = kNil;
+        if (copy_tail == kNil) copy_head = slot;
+        else attrs_[copy_tail].next = slot;
+        copy_tail = slot;
+    }
+    head = copy_head;
+    forget_appended_list();
+}
+
+void Model::release_attributes(std::uint32_t& head, std::uint16_t& flags) {
+    if (!(flags & kSharedAttributes))
+        for (auto a = head; a != kNil; a = attrs_[a].next) free_attrs_.push_back(a);
+    if (head != kNil) forget_appended_list();
+    head = kNil;
+    flags &= static_cast<std::uint16_t>(~kSharedAttributes);
+}
+
+Model::SharedAttributes Model::share_attributes(ComponentId id) {
+    ensure_owned();
+    ComponentRecord& r = rec(id);
+    r.flags |= kSharedAttributes;
+    forget_appended_list();  // no append may skip the walk on a frozen list
+    return SharedAttributes(r.first_attr);
+}
+
+Model::SharedAttributes Model::share_attributes(DataPathId id) {
+    ensure_owned();
+    DataPathRecord& d = datapaths_[index_of(id)];
+    d.flags |= kSharedAttributes;
+    forget_appended_list();
+    return SharedAttributes(d.first_attr);
+}
+
+void Model::adopt_attributes(ComponentId id, SharedAttributes list) {
+    ensure_owned();
+    ComponentRecord& r = rec(id);
+    release_attributes(r.first_attr, r.flags);
+    r.first_attr = list.head_;
+    if (list.head_ != kNil) r.flags |= kSharedAttributes;
+}
+
+void Model::adopt_attributes(DataPathId id, SharedAttributes list) {
+    ensure_owned();
+    DataPathRecord& d = datapaths_[index_of(id)];
+    release_attributes(d.first_attr, d.flags);
+    d.first_attr = list.head_;
+    if (list.head_ != kNil) d.flags |= kSharedAttributes;
+}
+
+bool Model::has_shared_attributes() const {
+    for (std::uint32_t i = 0; i < components_.size(); ++i)
+        if (components_[i].alive && (components_[i].flags & kSharedAttributes)) return true;
+    for (std::uint32_t i = 0; i < datapaths_.size(); ++i)
+        if (datapaths_[i].alive && (datapaths_[i].flags & kSharedAttributes)) return true;
+    return false;
+}
+
 bool Model::remove_attr_from(std::uint32_t& head, AttrKey key) {
     for (std::uint32_t* link = &head; *link != kNil; link = &attrs_[*link].next) {
         if (attrs_[*link].key == key) {
@@ -468,18 +564,22 @@ void Model::for_each_attr_in(std::uint32_t head,
     for (auto a = head; a != kNil; a = attrs_[a].next) fn(attrs_[a].key, value_of(attrs_[a]));
 }
 
-#define STACKSAGE_SETTERS(IdType, HEAD)                                                     \
+#define STACKSAGE_SETTERS(IdType, HEAD, FLAGS)                                              \
     void Model::set_attr(IdType id, AttrKey key, std::int64_t value) {                      \
-        ensure_owned(); auto& e = attr_slot(HEAD, key); e.kind = AttrKind::Int; e.i = value;                \
+        ensure_owned(); unshare_attributes(HEAD, FLAGS);                                    \
+        auto& e = attr_slot(HEAD, key); e.kind = AttrKind::Int; e.i = value;                \
     }                                                                                       \
     void Model::set_attr(IdType id, AttrKey key, double value) {                            \
-        ensure_owned(); auto& e = attr_slot(HEAD, key); e.kind = AttrKind::Float; e.f = value;              \
+        ensure_owned(); unshare_attributes(HEAD, FLAGS);                                    \
+        auto& e = attr_slot(HEAD, key); e.kind = AttrKind::Float; e.f = value;              \
     }                                                                                       \
     void Model::set_attr(IdType id, AttrKey key, std::string_view value) {                  \
-        ensure_owned(); auto& e = attr_slot(HEAD, key); store_string(e, value);                             \
+        ensure_owned(); unshare_attributes(HEAD, FLAGS);                                    \
+        auto& e = attr_slot(HEAD, key); store_string(e, value);                             \
     }                                                                                       \
     void Model::set_attr(IdType id, AttrKey key, const Cpuset& value) {                     \
-        ensure_owned(); auto& e = attr_slot(HEAD, key); store_cpuset(e, value);                             \
+        ensure_owned(); unshare_attributes(HEAD, FLAGS);                                    \
+        auto& e = attr_slot(HEAD, key); store_cpuset(e, value);                             \
     }                                                                                       \
     void Model::set_attr(IdType id, AttrKey key, const AttributeValue& value) {             \
         std::visit([&](const auto& v) {                                                     \
@@ -513,14 +613,16 @@ void Model::for_each_attr_in(std::uint32_t head,
         if (!e) return std::nullopt;                                                        \
         return value_of(*e);                                                                \
     }                                                                                       \
-    bool Model::remove_attr(IdType id, AttrKey key) { ensure_owned(); return remove_attr_from(HEAD, key); } \
+    bool Model::remove_attr(IdType id, AttrKey key) {                                       \
+        ensure_owned(); unshare_attributes(HEAD, FLAGS); return remove_attr_from(HEAD, key); \
+    }                                                                                       \
     void Model::for_each_attr(IdType id,                                                    \
                               const std::function<void(AttrKey, const AttributeValue&)>& fn) const { \
         for_each_attr_in(HEAD, fn);                                                         \
     }
 
-STACKSAGE_SETTERS(ComponentId, components_[index_of(id)].first_attr)
-STACKSAGE_SETTERS(DataPathId, datapaths_[index_of(id)].first_attr)
+STACKSAGE_SETTERS(ComponentId, components_[index_of(id)].first_attr, components_[index_of(id)].flags)
+STACKSAGE_SETTERS(DataPathId, datapaths_[index_of(id)].first_attr, datapaths_[index_of(id)].flags)
 #undef STACKSAGE_SETTERS
 
 bool Model::has_attr(ComponentId id, AttrKey key) const { return find_attr(rec(id).first_attr, key) != nullptr; }
@@ -647,9 +749,7 @@ void Model::remove_datapath(DataPathId id) {
     ensure_owned();
     unlink_datapath(index_of(id));
     auto& d = datapaths_[index_of(id)];
-    for (auto a = d.first_attr; a != kNil; a = attrs_[a].next) free_attrs_.push_back(a);
-    if (d.first_attr != kNil) forget_appended_list();
-    d.first_attr = kNil;
+    release_attributes(d.first_attr, d.flags);
     d.alive = false;
     --live_datapaths_;
 }

@@ -116,7 +116,9 @@ public:
     std::vector<std::string> check_consistency() const;
 
     // ---- Attributes (on components and DataPaths) ------------------------------
-    AttrKey key(std::string_view name);                    // interns
+    // Interns; throws std::length_error past kMaxAttrKeys distinct keys.
+    AttrKey key(std::string_view name);
+    static constexpr std::uint32_t kMaxAttrKeys = 1u << 24;
     std::optional<AttrKey> find_key(std::string_view name) const;
     std::string_view key_name(AttrKey key) const;
 
@@ -145,6 +147,32 @@ public:
     bool has_attr(ComponentId id, AttrKey key) const;
     bool remove_attr(ComponentId id, AttrKey key);
     bool remove_attr(DataPathId id, AttrKey key);
+    // ---- Shared attribute lists -----------------------------------------------------
+    // A loader that makes many components or paths with the same attributes
+    // (each node's copy of one topology, the paths of one affinity interval:
+    // 60 % of a million-rank run's entries) gives them one list instead of a
+    // copy each. share_attributes freezes the list of id and returns it;
+    // adopt_attributes gives it to another component or path, whose list
+    // must be empty. They read it as their own; the first change to any of
+    // them (set_attr, remove_attr) copies the list for that one first, so
+    // no change shows through another (copy on write). A model holding
+    // shared lists is not written as a snapshot (write_snapshot refuses it).
+    class SharedAttributes {
+    public:
+        SharedAttributes() = default;
+        bool empty() const { return head_ == 0xffffffffu; }
+    private:
+        friend class Model;
+        explicit SharedAttributes(std::uint32_t head) : head_(head) {}
+        std::uint32_t head_ = 0xffffffffu;
+    };
+    SharedAttributes share_attributes(ComponentId id);
+    SharedAttributes share_attributes(DataPathId id);
+    void adopt_attributes(ComponentId id, SharedAttributes list);
+    void adopt_attributes(DataPathId id, SharedAttributes list);
+    // \return true when some component or path holds a shared list.
+    bool has_shared_attributes() const;
+
     // Calls fn(key, value) for each attribute, in the order they were first set.
     void for_each_attr(ComponentId id, const std::function<void(AttrKey, const AttributeValue&)>& fn) const;
     void for_each_attr(DataPathId id, const std::function<void(AttrKey, const AttributeValue&)>& fn) const;
@@ -253,10 +281,14 @@ public:
 private:
     static constexpr std::uint32_t kNil = 0xffffffffu;
 
+    // flags: kSharedAttributes when the attribute list is shared (see
+    // share_attributes); the other bits are 0.
+    static constexpr std::uint16_t kSharedAttributes = 1;
+
     struct ComponentRecord {
         ComponentType type;
         bool alive;
-        std::uint16_t reserved;
+        std::uint16_t flags;
         std::uint32_t kind;  // index into words_ (0 = the empty string)
         std::uint32_t name;  // index into names_ (0 = empty)
         std::int32_t os_index;
@@ -270,7 +302,7 @@ private:
         std::uint32_t source, target;
         DataPathType type;
         bool alive, oriented;
-        std::uint16_t reserved;
+        std::uint16_t flags;
         double bandwidth, latency;
         std::uint32_t next_out, prev_out, next_in, prev_in;  // within the (component, type) lists
         std::uint32_t first_attr;
@@ -283,9 +315,10 @@ private:
         std::uint32_t next;  // next TypeHead of the same component
     };
 
+    // 16 bytes: a run of a million ranks holds some 40 million of them.
     struct AttrEntry {
-        AttrKey key;
-        AttrKind kind;
+        AttrKey key : 24;  // Model::key refuses a key beyond kMaxAttrKeys
+        AttrKind kind : 8;
         std::uint32_t next;
         union {
             std::int64_t i;
@@ -293,7 +326,7 @@ private:
             struct { std::uint32_t offset, length; } span;  // into chars_ or cpuset_words_
         };
     };
-    static_assert(sizeof(AttrEntry) == 24);
+    static_assert(sizeof(AttrEntry) == 16);
 
     // Interned strings (kinds, names, keys, user DataPath types), stored
     // pointer-free as one character blob and offsets so a snapshot can map
@@ -354,6 +387,10 @@ private:
     TypeHead& get_or_add_type_head(std::uint32_t component, DataPathType type);
     void unlink_datapath(std::uint32_t dp);
 
+    // Gives the owner (head, flags) a list of its own when it shares one.
+    void unshare_attributes(std::uint32_t& head, std::uint16_t& flags);
+    // Frees the owner's entries, unless they are shared (then only let go).
+    void release_attributes(std::uint32_t& head, std::uint16_t& flags);
     AttrEntry* find_attr(std::uint32_t head, AttrKey key);
     const AttrEntry* find_attr(std::uint32_t head, AttrKey key) const;
     AttrEntry& attr_slot(std::uint32_t& head, AttrKey key);
@@ -372,6 +409,20 @@ private:
     PodArray<AttrEntry> attrs_;
     PodArray<char> chars_;                 // attribute string values
     PodArray<std::uint64_t> cpuset_words_; // attribute cpuset values
+    // Values stored lately, by a hash of their content: an equal value
+    // shares their bytes instead of adding its own. Runs repeat most of
+    // theirs (every node's copy of a topology has the same cpusets, every
+    // thread of a runtime the same module), and chars_ and cpuset_words_ are
+    // only ever appended to, so a span may be shared by many entries.
+    // Derived state: a copy may keep it (the arrays are copied alike).
+    struct ValueSpan {
+        std::uint32_t offset = 0, length = 0xffffffffu;  // length ~0: empty slot
+    };
+    // On the heap, made at the first value stored: a Model stays small
+    // enough for any stack (the recorder builds one at a process's start).
+    static constexpr std::size_t kRecentValues = 4096;
+    std::vector<ValueSpan> recent_strings_;
+    std::vector<ValueSpan> recent_cpusets_;
     PodArray<std::uint32_t> by_type_[kComponentTypeCount];  // may hold dead ids
     PodArray<std::uint32_t> free_attrs_;
     // The attribute list last appended to, so that setting attributes one

@@ -25,6 +25,23 @@ ComponentId import_subtree(Model& dst, ComponentId dst_parent, const Model& src,
         return d;
     };
 
+    // The attributes of src item s onto dst item d, the item-th copied of
+    // its kind: shared from the earlier copy's list, or copied (and then
+    // recorded, shared, for the next copies).
+    SharedSubtreeAttributes* shared = options.shared;
+    const bool reuse = shared != nullptr && shared->filled;
+    std::size_t components_copied = 0, datapaths_copied = 0;
+    auto copy_attributes = [&](auto s, auto d, std::vector<Model::SharedAttributes>* lists, std::size_t item) {
+        if (reuse && item < lists->size()) {
+            dst.adopt_attributes(d, (*lists)[item]);
+            return;
+        }
+        src.for_each_attr(s, [&](AttrKey k, const AttributeValue& v) {
+            if (auto dk = map_key(k)) dst.set_attr(d, *dk, v);
+        });
+        if (lists != nullptr && !reuse) lists->push_back(dst.share_attributes(d));
+    };
+
     std::unordered_map<std::uint32_t, ComponentId> id_map;  // src index -> dst id
     std::vector<std::pair<ComponentId, ComponentId>> order;  // (src, dst) in walk order
     const std::size_t size = src.subtree_size(src_root);
@@ -37,9 +54,7 @@ ComponentId import_subtree(Model& dst, ComponentId dst_parent, const Model& src,
         id_map.emplace(index_of(s), d);
         order.emplace_back(s, d);
         if (s == src_root) copied_root = d;
-        src.for_each_attr(s, [&](AttrKey k, const AttributeValue& v) {
-            if (auto dk = map_key(k)) dst.set_attr(d, *dk, v);
-        });
+        copy_attributes(s, d, shared ? &shared->components : nullptr, components_copied++);
     });
 
     if (options.datapaths) {
@@ -55,12 +70,11 @@ ComponentId import_subtree(Model& dst, ComponentId dst_parent, const Model& src,
                     type = dst.datapath_type(src.datapath_type_name(type));
                 DataPathId q = dst.add_datapath(d_source, t->second, type, src.oriented(p), src.bandwidth(p),
                                                 src.latency(p));
-                src.for_each_attr(p, [&](AttrKey k, const AttributeValue& v) {
-                    if (auto dk = map_key(k)) dst.set_attr(q, *dk, v);
-                });
+                copy_attributes(p, q, shared ? &shared->datapaths : nullptr, datapaths_copied++);
             }
         }
     }
+    if (shared != nullptr && copied_root != kNoComponent) shared->filled = true;
     return copied_root;
 }
 

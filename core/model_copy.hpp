@@ -11,11 +11,24 @@
 
 namespace stacksage {
 
+// The attribute lists of one copy of a subtree, in the order of the copy,
+// for the next copies of the same subtree into the same model to share
+// (Model::share_attributes): a run grafts one topology on thousands of nodes.
+struct SharedSubtreeAttributes {
+    std::vector<Model::SharedAttributes> components;  // in walk order
+    std::vector<Model::SharedAttributes> datapaths;   // in copy order
+    bool filled = false;
+};
+
 struct CopyOptions {
     // Attribute names to copy; nullopt copies every attribute.
     std::optional<std::vector<std::string>> attribute_names;
     // Copy DataPaths whose two ends are both inside the subtree.
     bool datapaths = true;
+    // When given: empty, the copy fills it with its lists; filled (by an
+    // earlier copy of the same src subtree, unchanged, into the same dst),
+    // the copy shares those lists instead of copying the attributes.
+    SharedSubtreeAttributes* shared = nullptr;
 };
 
 // Copies the subtree of src_root in src under dst_parent in dst

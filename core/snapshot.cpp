@@ -409,6 +409,12 @@ Result<Model> open_snapshot(const std::string& path) {
 }
 
 Status write_snapshot(const Model& model, const std::string& path) {
+    // The reader refuses shared attribute lists (a list is one owner's).
+    if (model.has_shared_attributes())
+        return make_error(fmt::format("{}: the model shares attribute lists between components (a run's merged "
+                                      "model); only a model of its own lists, such as a node's topology, is "
+                                      "written as a snapshot",
+                                      path));
     std::string image = snapshot_bytes(model);
     std::string tmp = fmt::format("{}.tmp.{}", path, getpid());
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);

@@ -17,7 +17,7 @@
 
 namespace stacksage {
 
-inline constexpr std::uint32_t kSnapshotVersion = 1;
+inline constexpr std::uint32_t kSnapshotVersion = 2;
 
 // Writes the model's image to path atomically: to a temporary name in the
 // same directory, then rename(2), so a reader sees the old file or the whole

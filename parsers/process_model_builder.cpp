@@ -324,6 +324,9 @@ ComponentId ProcessModelBuilder::add_flow(ComponentId process, const ThreadRecor
 void ProcessModelBuilder::add_may_run_on(ComponentId flow, const std::vector<Interval>& intervals) {
     Model& m = model_;
     for (const Interval& iv : intervals) {
+        // The paths of one interval (one per CPU) carry the same
+        // attributes: the first has them, the others share its list.
+        Model::SharedAttributes interval_attributes;
         for (unsigned cpu : *iv.cpuset) {
             if (cpu >= pu_by_cpu_.size()) {
                 // Every CPU from here on is beyond the node: noted at once,
@@ -339,9 +342,14 @@ void ProcessModelBuilder::add_may_run_on(ComponentId flow, const std::vector<Int
                 continue;
             }
             const DataPathId dp = m.add_datapath(flow, pu, DataPathType::MayRunOn);
+            if (!interval_attributes.empty()) {
+                m.adopt_attributes(dp, interval_attributes);
+                continue;
+            }
             m.set_attr(dp, keys::start_ns, iv.start);
             m.set_attr(dp, keys::end_ns, iv.end);
             set_cause(dp, *iv.change);
+            interval_attributes = m.share_attributes(dp);
         }
     }
 }

@@ -74,18 +74,18 @@ ComponentId TopologyResolver::graft(const ScannedHost& host) {
         if (!loaded) {
             note(LoadNote::Level::Error, rel,
                  loaded.error().message + "; the node is rebuilt from the cpusets its processes had");
-            cache_.emplace(std::move(key), std::nullopt);
+            cache_.emplace(std::move(key), CachedTopology{});
             return kNoComponent;
         }
-        it = cache_.emplace(std::move(key), std::move(loaded.value())).first;
+        it = cache_.emplace(std::move(key), CachedTopology{std::move(loaded.value()), {}}).first;
     }
-    if (!it->second) {
+    if (!it->second.model) {
         note(LoadNote::Level::Error, rel,
              "the topology file could not be loaded (as an identical one before); the node is rebuilt from "
              "the cpusets its processes had");
         return kNoComponent;
     }
-    return adopt_node(*it->second, host);
+    return adopt_node(*it->second.model, host, &it->second.shared);
 }
 
 // Whether the host's topology.snap is a regular file of a sane size, to
@@ -104,10 +104,12 @@ bool TopologyResolver::usable_snapshot_file(const ScannedHost& host) {
 }
 
 // Copies the Node of a host's topology under the run's root.
-ComponentId TopologyResolver::adopt_node(const Model& topo, const ScannedHost& host) {
+ComponentId TopologyResolver::adopt_node(const Model& topo, const ScannedHost& host, SharedSubtreeAttributes* shared) {
     const std::vector<ComponentId> nodes = topo.components_of_type(ComponentType::Node);
     if (nodes.empty()) return kNoComponent;
-    const ComponentId node = import_subtree(run_, root_, topo, nodes.front());
+    CopyOptions copy;
+    copy.shared = shared;
+    const ComponentId node = import_subtree(run_, root_, topo, nodes.front(), copy);
     if (node == kNoComponent) return kNoComponent;
     Model& m = run_;
     m.set_name(node, host.name);

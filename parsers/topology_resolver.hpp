@@ -12,6 +12,7 @@
 
 #include "core/cpuset.hpp"
 #include "core/model.hpp"
+#include "core/model_copy.hpp"
 #include "core/run_model_schema.hpp"
 #include "parsers/process_log.hpp"
 #include "parsers/run_directory.hpp"
@@ -50,14 +51,22 @@ public:
 
 private:
     bool usable_snapshot_file(const ScannedHost& host);
-    ComponentId adopt_node(const Model& topo, const ScannedHost& host);
+    // shared: the attribute lists of topo's earlier copies, to share (the
+    // cache's topologies; a snapshot is one host's).
+    ComponentId adopt_node(const Model& topo, const ScannedHost& host, SharedSubtreeAttributes* shared = nullptr);
     void note(LoadNote::Level level, std::string file, std::string message);
 
     Model& run_;
     ComponentId root_;
     std::vector<LoadNote>& notes_;
     const RunModelKeys& keys_;  // the run model's keys (Model::intern_run_keys)
-    std::unordered_map<std::string, std::optional<Model>> cache_;  // by topology_cache_key
+    // By topology_cache_key: the topology, and the attribute lists its
+    // copies in the run share (60 % of a large run's attributes otherwise).
+    struct CachedTopology {
+        std::optional<Model> model;
+        SharedSubtreeAttributes shared;
+    };
+    std::unordered_map<std::string, CachedTopology> cache_;
     std::size_t topologies_loaded_ = 0;
     std::size_t snapshots_mapped_ = 0;
 };

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <unordered_map>
 
 #include "analysis/activity.hpp"
@@ -291,23 +292,34 @@ json load_json(const NodeLoad& load) {
             {"run_ns", load.run_ns()}};
 }
 
-json nodes_json(const AnalysisResult& a, const Model& model) {
-    const RunView& view = a.view;
-    json nodes = json::array();
-    std::vector<DrawnNode> drawn(view.nodes.size());
-    for (std::size_t n = 0; n < view.nodes.size(); ++n) {
-        nodes.push_back(node_json(model, view.nodes[n], a.nodes[n], drawn[n]));
-        add_pu_usage(nodes[n], a.pu_usage[n], a.nodes[n], drawn[n]);
-        if (n < a.loads.size()) nodes[n]["load"] = load_json(a.loads[n]);
+// The page's nodes, one at a time: node n's boxes, per-PU usage, load
+// and memory heatmap.
+class NodesJson {
+public:
+    NodesJson(const AnalysisResult& a, const Model& model) : a_(a), model_(model), memory_of_(a.view.nodes.size(), kNone) {
+        // Each heatmap goes to the first node of its host (a later heatmap
+        // of the same host replaces an earlier one).
+        std::unordered_map<std::string_view, std::size_t> first_node_of_host;
+        for (std::size_t n = 0; n < a.view.nodes.size(); ++n) first_node_of_host.emplace(a.view.nodes[n].host, n);
+        for (std::size_t h = 0; h < a.memory.size(); ++h)
+            if (auto it = first_node_of_host.find(a.memory[h].host); it != first_node_of_host.end()) memory_of_[it->second] = h;
     }
-    for (const NodeMemoryHeatmap& h : a.memory)
-        for (std::size_t n = 0; n < view.nodes.size(); ++n)
-            if (view.nodes[n].host == h.host) {
-                nodes[n]["memory"] = memory_json(h, drawn[n]);
-                break;
-            }
-    return nodes;
-}
+    std::size_t size() const { return a_.view.nodes.size(); }
+    json operator()(std::size_t n) const {
+        DrawnNode drawn;
+        json node = node_json(model_, a_.view.nodes[n], a_.nodes[n], drawn);
+        add_pu_usage(node, a_.pu_usage[n], a_.nodes[n], drawn);
+        if (n < a_.loads.size()) node["load"] = load_json(a_.node_load_with_series(static_cast<std::uint32_t>(n)));
+        if (memory_of_[n] != kNone) node["memory"] = memory_json(a_.memory[memory_of_[n]], drawn);
+        return node;
+    }
+
+private:
+    static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+    const AnalysisResult& a_;
+    const Model& model_;
+    std::vector<std::size_t> memory_of_;  // per node: its heatmap in a.memory, or kNone
+};
 
 json findings_json(const AnalysisResult& a) {
     json findings = json::array();
@@ -315,33 +327,26 @@ json findings_json(const AnalysisResult& a) {
     return findings;
 }
 
-json processes_json(const RunView& view, const Model& model) {
-    json processes = json::array();
-    for (const ProcessView& p : view.processes)
-        processes.push_back({{"node", p.node},
-                             {"rank", rank_to_json(p.rank)},
-                             {"pid", p.pid},
-                             {"name", std::string(p.name)},
-                             {"cmdline", std::string(string_attr(model, p.id, run_keys::cmdline))},
-                             {"launcher", p.launcher ? json(std::string(p.launcher_name)) : json(nullptr)},
-                             {"end", std::string(p.end_how)},
-                             {"start_ns", p.start_ns},
-                             {"end_ns", p.end_ns}});
-    return processes;
+json process_json(const ProcessView& p, const Model& model) {
+    return {{"node", p.node},
+            {"rank", rank_to_json(p.rank)},
+            {"pid", p.pid},
+            {"name", std::string(p.name)},
+            {"cmdline", std::string(string_attr(model, p.id, run_keys::cmdline))},
+            {"launcher", p.launcher ? json(std::string(p.launcher_name)) : json(nullptr)},
+            {"end", std::string(p.end_how)},
+            {"start_ns", p.start_ns},
+            {"end_ns", p.end_ns}};
 }
 
 // Flows as rows, in the order of kFlowColumns.
 const char* const kFlowColumns[] = {"process", "tid", "name", "runtime", "kind", "start_ns", "end_ns", "cpu_us", "state", "cpuset", "affinity"};
 
-json flows_json(const RunView& view) {
-    json flows = json::array();
-    for (const FlowView& f : view.flows) {
-        json intervals = json::array();
-        for (const AffinityInterval& i : f.intervals) intervals.push_back({i.start_ns, i.end_ns, i.cpuset.to_list_string()});
-        flows.push_back({f.process, f.tid, std::string(f.name), f.runtime, std::string(to_string(f.kind)), f.start_ns, f.end_ns,
-                         f.cpu_time_us, std::string(activity_state(f)), f.placement.to_list_string(), std::move(intervals)});
-    }
-    return flows;
+json flow_json(const FlowView& f) {
+    json intervals = json::array();
+    for (const AffinityInterval& i : f.intervals) intervals.push_back({i.start_ns, i.end_ns, i.cpuset.to_list_string()});
+    return {f.process, f.tid, std::string(f.name), f.runtime, std::string(to_string(f.kind)), f.start_ns, f.end_ns,
+            f.cpu_time_us, std::string(activity_state(f)), f.placement.to_list_string(), std::move(intervals)};
 }
 
 json notes_json(const std::vector<LoadNote>* notes) {
@@ -354,7 +359,11 @@ json notes_json(const std::vector<LoadNote>* notes) {
 
 }  // namespace
 
-nlohmann::json html_report_data(const ReportData& data, const Model& model) {
+namespace {
+
+// The members of the page's data but its per-node, per-process and per-flow
+// arrays (page_arrays), which grow with the run.
+json page_data_without_arrays(const ReportData& data) {
     const AnalysisResult& a = *data.analysis;
     json doc;
     doc["schema"] = "stacksage-html-report";
@@ -362,21 +371,25 @@ nlohmann::json html_report_data(const ReportData& data, const Model& model) {
     doc["run"] = run_json(data, a);
     doc["summary"] = summary_json(data, a);
     doc["runtimes"] = runtimes_json(a.view);
-    doc["nodes"] = nodes_json(a, model);
     doc["findings"] = findings_json(a);
     doc["node_groups"] = node_groups_to_json(a, FindingJsonShape::Page);
-    doc["processes"] = processes_json(a.view, model);
     doc["flow_columns"] = kFlowColumns;
-    doc["flows"] = flows_json(a.view);
     doc["notes"] = notes_json(data.notes);
     if (data.network != nullptr) doc["network"] = network_to_json(*data.network);
     return doc;
 }
 
-std::string json_for_script_block(const nlohmann::json& value) {
-    const std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    std::string out;
-    out.reserve(text.size() + text.size() / 16);
+std::map<std::string, StreamedArray, std::less<>> page_arrays(const AnalysisResult& a, const Model& model,
+                                                              const NodesJson& nodes) {
+    const RunView& view = a.view;
+    return {{"nodes", {nodes.size(), [&nodes](std::size_t n) { return nodes(n); }}},
+            {"processes", {view.processes.size(), [&view, &model](std::size_t i) { return process_json(view.processes[i], model); }}},
+            {"flows", {view.flows.size(), [&view](std::size_t i) { return flow_json(view.flows[i]); }}}};
+}
+
+// json_for_script_block's escapes, on a piece of the text: pieces are whole
+// values or punctuation, so no escaped sequence is cut between two.
+void append_script_safe(std::string& out, std::string_view text) {
     for (std::size_t i = 0; i < text.size(); ++i) {
         const char c = text[i];
         // Outside strings these characters never occur in JSON, so escaping
@@ -389,6 +402,26 @@ std::string json_for_script_block(const nlohmann::json& value) {
             i += 2;
         } else out += c;
     }
+}
+
+}  // namespace
+
+nlohmann::json html_report_data(const ReportData& data, const Model& model) {
+    json doc = page_data_without_arrays(data);
+    const NodesJson nodes(*data.analysis, model);
+    for (const auto& [key, array] : page_arrays(*data.analysis, model, nodes)) {
+        json elements = json::array();
+        for (std::size_t i = 0; i < array.count; ++i) elements.push_back(array.element(i));
+        doc[key] = std::move(elements);
+    }
+    return doc;
+}
+
+std::string json_for_script_block(const nlohmann::json& value) {
+    const std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    std::string out;
+    out.reserve(text.size() + text.size() / 16);
+    append_script_safe(out, text);
     return out;
 }
 
@@ -400,13 +433,29 @@ std::string html_escape(std::string_view text) {
     return out;
 }
 
-std::string render_html_report(const ReportData& data, const Model& model) {
-    const nlohmann::json doc = html_report_data(data, model);
-    const std::string title = "stacksage report: " + doc["run"]["name"].get<std::string>();
+void write_html_report(const ReportData& data, const Model& model, const TextSink& sink) {
+    const AnalysisResult& a = *data.analysis;
+    const std::string title = "stacksage report: " + a.run_name;
     // The title passes through nlohmann's UTF-8 replacement first, like the data.
     const std::string safe_title = nlohmann::json(title).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    return html_page(html_escape(nlohmann::json::parse(safe_title).get<std::string>()), json_for_script_block(doc),
-                     data.network != nullptr ? render_network_html(*data.network) : std::string());
+    const NodesJson nodes(a, model);
+    auto write_data = [&](const TextSink& page_sink) {
+        std::string safe;
+        const TextSink script_safe = [&](std::string_view piece) {
+            safe.clear();
+            append_script_safe(safe, piece);
+            page_sink(safe);
+        };
+        write_json_object(script_safe, page_data_without_arrays(data), page_arrays(a, model, nodes), -1);
+    };
+    write_html_page(sink, html_escape(nlohmann::json::parse(safe_title).get<std::string>()), write_data,
+                    data.network != nullptr ? render_network_html(*data.network) : std::string());
+}
+
+std::string render_html_report(const ReportData& data, const Model& model) {
+    std::string page;
+    write_html_report(data, model, string_sink(page));
+    return page;
 }
 
 }  // namespace stacksage

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/model.hpp"
+#include "reports/json_stream.hpp"
 #include "reports/report_data.hpp"
 
 namespace stacksage {
@@ -32,6 +33,10 @@ nlohmann::json html_report_data(const ReportData& data, const Model& model);
 
 // The whole page.
 std::string render_html_report(const ReportData& data, const Model& model);
+
+// The same page written in pieces: one node's, process's or flow's data at
+// a time is in memory.
+void write_html_report(const ReportData& data, const Model& model, const TextSink& sink);
 
 // JSON text made safe inside a <script> element: '<', '>' and '&' become
 // \u003c, \u003e and \u0026 (so neither "</script" nor "<!--" can occur),

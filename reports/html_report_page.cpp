@@ -4,10 +4,9 @@
 
 namespace stacksage {
 
-std::string html_page(const std::string& escaped_title, const std::string& data_json,
-                      const std::string& extra_sections) {
+void write_html_page(const TextSink& sink, const std::string& escaped_title,
+                     const std::function<void(const TextSink&)>& write_data_json, const std::string& extra_sections) {
     std::string page;
-    page.reserve(data_json.size() + 40000);
     page += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
     // No network: the page loads nothing, and says so to the browser too.
     page += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
@@ -42,12 +41,22 @@ std::string html_page(const std::string& escaped_title, const std::string& data_
     page += R"(</main>
 <div id="tip"></div>
 <script type="application/json" id="stacksage-data">)";
-    page += data_json;
+    sink(page);
+    page.clear();
+    write_data_json(sink);
     // The renderer writes every string from the run through textContent,
     // createTextNode or setAttribute, never innerHTML (reports/html/report.js).
     page += "</script>\n<script>\n";
     page += html_page_script();
     page += "</script>\n</body>\n</html>\n";
+    sink(page);
+}
+
+std::string html_page(const std::string& escaped_title, const std::string& data_json,
+                      const std::string& extra_sections) {
+    std::string page;
+    page.reserve(data_json.size() + 40000);
+    write_html_page(string_sink(page), escaped_title, [&](const TextSink& sink) { sink(data_json); }, extra_sections);
     return page;
 }
 

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "reports/json_stream.hpp"
 #include "reports/report_data.hpp"
 
 namespace stacksage {
@@ -18,5 +19,9 @@ namespace stacksage {
 inline constexpr int kReportJsonVersion = 1;
 
 nlohmann::json report_to_json(const ReportData& data);
+
+// The same report as text, report_to_json(data).dump(1) and a newline,
+// written in pieces: one node's document at a time is in memory.
+void write_report_json(const ReportData& data, const TextSink& sink);
 
 }  // namespace stacksage
