@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "core/formats/run_layout.hpp"
+#include "preload/node_file.hpp"
 #include "preload/raw_syscall.hpp"
 #include "preload/recorder_threads.hpp"
 #include "preload/text.hpp"
@@ -243,7 +244,11 @@ bool sampler_start(const SamplerConfig& config, char* message, std::size_t messa
     set_recorder_image(library_image_of(reinterpret_cast<const void*>(&sampler_start)));
 
     if (config.options.raw_file && config.raw_file_path != nullptr) {
-        const int fd = ::open(config.raw_file_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        int fd = ::open(config.raw_file_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        // Written by the drain thread while the application runs: away from
+        // the low numbers an application reuses first (still checked before
+        // each write).
+        if (fd >= 0) fd = preload::move_to_high_fd(fd);
         SampleFileHeader header{};
         std::memcpy(header.magic, kSampleFileMagic, sizeof header.magic);
         header.version = kSampleFileVersion;

@@ -16,6 +16,13 @@
 
 namespace stacksage::sampling {
 
+// Pipe-only I/O (vmsplice): one byte into a pipe's write end; the bytes out
+// of a pipe's read end. On any other file (a number the application took in
+// the meantime) both do nothing at all: no byte written, none read, the
+// offset unchanged.
+void put_wake_byte(int fd);
+void take_wake_bytes(int fd);
+
 class WakePipe {
 public:
     // Creates the pipe (close-on-exec, non-blocking); false when it cannot.
