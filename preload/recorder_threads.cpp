@@ -6,6 +6,7 @@
 
 #include <atomic>
 
+#include "preload/kept_proc_stat.hpp"
 #include "preload/raw_syscall.hpp"
 
 namespace stacksage::preload {
@@ -75,7 +76,7 @@ bool only_recorder_threads_left() {
     // "pid (comm) S ppid ...": the state is the leader's; num_threads is the
     // 20th field, the 18th after the state. comm may hold spaces and ')'.
     char stat[1024];
-    const long n = raw::read_small_file(AT_FDCWD, "/proc/self/stat", stat, sizeof stat);
+    const long n = read_process_stat(stat, sizeof stat);
     if (n <= 0) return false;
     const char* end = stat + n;
     const char* p = end;
