@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <sys/syscall.h>
 
+#include <atomic>
+
 #include "preload/kept_descriptor.hpp"
 #include "preload/node_file.hpp"
 #include "preload/raw_syscall.hpp"
@@ -13,7 +15,8 @@ namespace {
 
 constexpr char kPath[] = "/proc/self/stat";
 
-int g_fd = -1;
+// Replaced only where no other thread reads (kept_proc_stat.hpp).
+std::atomic<int> g_fd{-1};
 long g_opened_by = 0;  // the pid whose stat it is
 FileIdentity g_file;
 
@@ -22,19 +25,21 @@ long own_pid() { return raw::syscall6(SYS_getpid); }
 }  // namespace
 
 void keep_process_stat_open() {
-    if (g_fd >= 0 && g_file.held_by(g_fd)) raw::close(g_fd);
-    g_fd = -1;
+    const int old = g_fd.exchange(-1);
+    if (old >= 0 && g_file.held_by(old)) raw::close(old);
     const long fd = raw::openat(AT_FDCWD, kPath, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return;
-    g_fd = move_to_high_fd(static_cast<int>(fd));
-    g_file = FileIdentity::of(g_fd);
+    const int high = move_to_high_fd(static_cast<int>(fd));
+    g_file = FileIdentity::of(high);
     g_opened_by = own_pid();
+    g_fd.store(high);
 }
 
 long read_process_stat(char* buf, std::size_t cap) {
     if (cap == 0) return -22;
-    if (g_fd >= 0 && g_opened_by == own_pid() && g_file.held_by(g_fd)) {
-        const long n = raw::pread(g_fd, buf, cap - 1, 0);
+    const int fd = g_fd.load();
+    if (fd >= 0 && g_opened_by == own_pid() && g_file.held_by(fd)) {
+        const long n = raw::pread(fd, buf, cap - 1, 0);
         if (n > 0) {
             buf[n] = '\0';
             return n;

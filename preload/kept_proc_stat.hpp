@@ -4,13 +4,14 @@
 //
 // Opening it each time took the lowest free descriptor for a moment: right
 // after an application's closefrom(3), its next open() then got 4 instead of
-// 3 (a different number than without the recorder). So it is opened once,
-// while no application code runs beside the opener (the recorder's start; a
-// forked child's first new thread, in the recorder's pthread_create), moved
-// high, and read with pread at offset 0 after an identity check; a number
-// that changed hands after the check is at worst read at offset 0 (pread
-// moves no offset and writes nothing). Where it is not ours any more (the
-// application closed it), a read opens the file for that once, as before.
+// 3 (a different number than without the recorder). So it is opened while
+// no application code runs beside the opener (the recorder's start, before
+// main; a sampled forked child's first new thread, in the recorder's
+// pthread_create), moved high, and read with pread at offset 0 after an
+// identity check: a number that changed hands after the check is at worst
+// read at offset 0 (pread moves no offset and writes nothing). Where it is
+// not ours any more (the application closed it) or is the parent's (an
+// unsampled forked child), a read opens the file for that read, as before.
 #pragma once
 
 #include <cstddef>
