@@ -1,4 +1,3 @@
-#include "preload/kept_proc_stat.hpp"
 #include "preload/tracer.hpp"
 
 #include <dlfcn.h>
@@ -143,7 +142,6 @@ void initialise() {
     register_exit_recorder();
     install_signal_recorder();
     if (p.write_topology) write_topology_once();
-    keep_process_stat_open();  // for the recorder's threads, before any starts
     start_sampling();  // STACKSAGE_SAMPLE; samples this thread from now on
     start_live_watcher();  // STACKSAGE_LIVE
 }

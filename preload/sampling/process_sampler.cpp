@@ -14,7 +14,6 @@
 #include <cstring>
 
 #include "core/formats/run_layout.hpp"
-#include "preload/kept_proc_stat.hpp"
 #include "preload/node_file.hpp"
 #include "preload/raw_syscall.hpp"
 #include "preload/recorder_threads.hpp"
@@ -180,10 +179,6 @@ void stop_drainer() {
 void start_drainer() {
     if (g_config.start_thread == nullptr) return;
     if (!g_wake_pipe.is_open() && !g_wake_pipe.open()) return;
-    // Here no application code runs beside us (the recorder's start, or a
-    // forked child's first pthread_create): the open's moment at a low number
-    // cannot take one the application is about to get.
-    preload::keep_process_stat_open();
     g_stop.store(false);
     g_drainer_running.store(true);
     pthread_t thread;
