@@ -101,6 +101,9 @@ inline long munmap(void* addr, std::size_t len) {
     return syscall6(SYS_munmap, reinterpret_cast<long>(addr), static_cast<long>(len));
 }
 inline long fstat(int fd, void* st) { return syscall6(SYS_fstat, fd, reinterpret_cast<long>(st)); }
+inline long fstatat(int dirfd, const char* path, void* st, int flags) {
+    return syscall6(SYS_newfstatat, dirfd, reinterpret_cast<long>(path), reinterpret_cast<long>(st), flags);
+}
 inline int getpid() { return static_cast<int>(syscall6(SYS_getpid)); }
 inline int getppid() { return static_cast<int>(syscall6(SYS_getppid)); }
 inline int gettid() { return static_cast<int>(syscall6(SYS_gettid)); }

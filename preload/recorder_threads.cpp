@@ -1,12 +1,15 @@
 #include "preload/recorder_threads.hpp"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <time.h>
 
 #include <atomic>
 
 #include "preload/raw_syscall.hpp"
+#include "preload/text.hpp"
 
 namespace stacksage::preload {
 
@@ -71,9 +74,19 @@ void wait_for_starting_recorder_threads() {
     }
 }
 
-bool only_recorder_threads_left() {
-    // "pid (comm) S ppid ...": the state is the leader's; num_threads is the
-    // 20th field, the 18th after the state. comm may hold spaces and ')'.
+namespace {
+
+int recorder_thread_count() {
+    int recorder = g_starting.load(std::memory_order_acquire);
+    for (const auto& slot : g_tids)
+        if (slot.load(std::memory_order_acquire) != 0) ++recorder;
+    return recorder;
+}
+
+// /proc/self/stat's answer: "pid (comm) S ppid ...": the state is the
+// leader's; num_threads is the 20th field, the 18th after the state. comm
+// may hold spaces and ')'. Opens a descriptor for the read.
+bool only_recorder_threads_left_by_stat() {
     char stat[1024];
     const long n = raw::read_small_file(AT_FDCWD, "/proc/self/stat", stat, sizeof stat);
     if (n <= 0) return false;
@@ -88,11 +101,31 @@ bool only_recorder_threads_left() {
         if (*p == ' ') ++field;
     long threads = 0;
     for (; p < end && *p >= '0' && *p <= '9'; ++p) threads = threads * 10 + (*p - '0');
-    int recorder = g_starting.load(std::memory_order_acquire);
-    for (const auto& slot : g_tids)
-        if (slot.load(std::memory_order_acquire) != 0) ++recorder;
     // The zombie leader is still counted until the process ends.
-    return threads > 0 && threads <= 1 + recorder;
+    return threads > 0 && threads <= 1 + recorder_thread_count();
+}
+
+}  // namespace
+
+bool only_recorder_threads_left() {
+    // The leader's id as this /proc names it (it may be another pid
+    // namespace's): /proc/self is a link to it.
+    char pid[24];
+    const long pid_len = raw::readlinkat(AT_FDCWD, "/proc/self", pid, sizeof pid - 1);
+    if (pid_len <= 0) return only_recorder_threads_left_by_stat();
+    pid[pid_len] = '\0';
+    char path[64];
+    TextBuffer(path, sizeof path).add("/proc/self/task/").add(pid).add("/cwd");
+    char target[8];
+    const long link = raw::readlinkat(AT_FDCWD, path, target, sizeof target);
+    if (link >= 0) return false;  // the main thread is still there
+    if (link != -ENOENT) return only_recorder_threads_left_by_stat();
+    struct stat task{};
+    if (raw::fstatat(AT_FDCWD, "/proc/self/task", &task, 0) != 0 || task.st_nlink < 3)
+        return only_recorder_threads_left_by_stat();
+    // The leader that left is still counted until the process ends.
+    const long threads = static_cast<long>(task.st_nlink) - 2;
+    return threads <= 1 + recorder_thread_count();
 }
 
 void forget_recorder_threads() {

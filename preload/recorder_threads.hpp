@@ -49,8 +49,14 @@ void wait_for_starting_recorder_threads();
 // other thread of the process is a registered recorder thread. glibc ends a
 // process when its last thread ends, counting every thread pthread_create
 // made, the recorder's included: a recorder thread that lived on would keep
-// such a process alive for ever. One read of /proc/self/stat; false when it
-// cannot be read (the recorder thread then lives on, as before).
+// such a process alive for ever. Asked without opening a descriptor (a
+// moment's descriptor took the lowest free number, which an application that
+// had just closed every descriptor then did not get): the leader has left
+// when /proc/self/task/PID/cwd no longer resolves (a live thread always has
+// a working directory; one that left has dropped it), and
+// /proc/self/task's link count is the number of threads + 2. Where these do
+// not answer, one read of /proc/self/stat; false when that cannot be read
+// either (the recorder thread then lives on, as before).
 bool only_recorder_threads_left();
 
 // In a forked child: the parent's recorder threads do not exist there.

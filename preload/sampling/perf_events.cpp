@@ -10,6 +10,7 @@
 
 #include <cstring>
 
+#include "preload/node_file.hpp"
 #include "preload/raw_syscall.hpp"
 #include "preload/sampling/call_path.hpp"
 #include "preload/sampling/site_table.hpp"
@@ -287,6 +288,9 @@ std::size_t open_thread_events(const EventSpec* specs, std::size_t n, std::uint3
                 explain_open_error(static_cast<int>(-fd), spec.kind, spec.pmu, out.error, sizeof out.error);
             continue;
         }
+        // Away from the low numbers an application that closes every
+        // descriptor reuses first (each use is still checked by its id).
+        fd = preload::move_to_high_fd(static_cast<int>(fd));
         if (attr.sample_period != 0) {
             if (out.ring_fd < 0) {
                 const std::size_t bytes = static_cast<std::size_t>(1 + data_pages) * static_cast<std::size_t>(page_size);

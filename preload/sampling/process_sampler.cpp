@@ -14,13 +14,14 @@
 #include <cstring>
 
 #include "core/formats/run_layout.hpp"
-#include "preload/kept_descriptor.hpp"
+#include "preload/node_file.hpp"
 #include "preload/raw_syscall.hpp"
 #include "preload/recorder_threads.hpp"
 #include "preload/text.hpp"
 #include "preload/sampling/code_data_attribution.hpp"
 #include "preload/sampling/recorder_image.hpp"
 #include "preload/sampling/summary_writer.hpp"
+#include "preload/sampling/wake_pipe.hpp"
 
 namespace stacksage::sampling {
 
@@ -65,24 +66,15 @@ std::atomic<std::uint64_t> g_watch_for_last_thread_until_ns{0};
 // A forked child starts its drain thread with its first new thread, not in
 // fork() itself (creating threads there is what fork's rules warn about).
 std::atomic<bool> g_drainer_pending{false};
-int g_wake_pipe[2] = {-1, -1};
-// What the pipe's two ends hold (one pipe: one identity). The application may
-// close them and get the numbers for files of its own: checked before each
-// use, never written, read, polled or closed then (the drain thread then
-// wakes by its timeout).
-preload::FileIdentity g_wake_pipe_file;
+// Once the application has its numbers, the drain thread wakes by its timeout.
+WakePipe g_wake_pipe;
 pollfd g_pollfds[kMaxSampledThreads + 1];
 
 __attribute__((tls_model("initial-exec"))) thread_local ThreadSlot* t_slot = nullptr;
 
 int current_tid() { return preload::raw::gettid(); }
 
-bool wake_pipe_end_ours(int end) { return g_wake_pipe_file.held_by(g_wake_pipe[end]); }
-
-void wake_the_drainer() {
-    const char byte = 1;
-    if (wake_pipe_end_ours(1)) (void)!::write(g_wake_pipe[1], &byte, 1);
-}
+void wake_the_drainer() { g_wake_pipe.wake(); }
 
 std::uint64_t monotonic_ns() {
     timespec ts{};
@@ -135,8 +127,8 @@ void* drain_loop(void*) {
     std::uint64_t next_alone_check_ns = 0;
     while (!g_stop.load(std::memory_order_acquire)) {
         nfds_t n = 0;
-        const bool wake_pipe_ours = wake_pipe_end_ours(0);
-        if (wake_pipe_ours) g_pollfds[n++] = {g_wake_pipe[0], POLLIN, 0};
+        const int wake_fd = g_wake_pipe.read_end_if_ours();
+        if (wake_fd >= 0) g_pollfds[n++] = {wake_fd, POLLIN, 0};
         const std::size_t count = g_slot_count.load(std::memory_order_acquire);
         for (std::size_t i = 0; i < count && i < kMaxSampledThreads; ++i) {
             ThreadSlot* s = g_slots[i];
@@ -148,10 +140,7 @@ void* drain_loop(void*) {
         // the timeout bounds how stale the others get.
         const bool watching = monotonic_ns() < g_watch_for_last_thread_until_ns.load(std::memory_order_acquire);
         ::poll(g_pollfds, n, watching ? 1 : 200);
-        if (wake_pipe_ours && (g_pollfds[0].revents & POLLIN)) {
-            char buf[16];
-            while (::read(g_wake_pipe[0], buf, sizeof buf) > 0) {}
-        }
+        if (wake_fd >= 0 && (g_pollfds[0].revents & POLLIN)) g_wake_pipe.drain();
         // A program whose main thread left through pthread_exit ends when its
         // last thread ends, by glibc's count of threads, which counts this
         // one: once only the recorder's threads are left, this one ends too,
@@ -191,10 +180,7 @@ void stop_drainer() {
 
 void start_drainer() {
     if (g_config.start_thread == nullptr) return;
-    if (g_wake_pipe[0] < 0) {
-        if (::pipe2(g_wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return;
-        g_wake_pipe_file = preload::FileIdentity::of(g_wake_pipe[0]);
-    }
+    if (!g_wake_pipe.is_open() && !g_wake_pipe.open()) return;
     g_stop.store(false);
     g_drainer_running.store(true);
     pthread_t thread;
@@ -268,7 +254,11 @@ bool sampler_start(const SamplerConfig& config, char* message, std::size_t messa
     }
 
     if (config.options.raw_file && config.raw_file_path != nullptr) {
-        const int fd = ::open(config.raw_file_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        int fd = ::open(config.raw_file_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        // Written by the drain thread while the application runs: away from
+        // the low numbers an application reuses first (still checked before
+        // each write).
+        if (fd >= 0) fd = preload::move_to_high_fd(fd);
         SampleFileHeader header{};
         std::memcpy(header.magic, kSampleFileMagic, sizeof header.magic);
         header.version = kSampleFileVersion;
@@ -387,11 +377,7 @@ void sampler_after_fork_child() {
     }
     g_raw.lock.store(0);
     g_drainer_running.store(false);
-    if (g_wake_pipe[0] >= 0) {
-        if (wake_pipe_end_ours(0)) ::close(g_wake_pipe[0]);
-        if (wake_pipe_end_ours(1)) ::close(g_wake_pipe[1]);
-        g_wake_pipe[0] = g_wake_pipe[1] = -1;
-    }
+    g_wake_pipe.close();
     t_slot = nullptr;
     sampler_thread_begin();
     // Until then, a single-threaded child's ring is drained at its exit

@@ -1,7 +1,10 @@
 // The recorder's own threads (preload/recorder_threads.hpp) and the thread
 // snapshot that must leave them out (preload/thread_snapshot.hpp).
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -144,4 +147,54 @@ TEST(RecorderThreads, ForgettingClearsEveryRegistration) {
     ASSERT_TRUE(is_recorder_thread(recorder.tid()));
     forget_recorder_threads();
     EXPECT_FALSE(is_recorder_thread(recorder.tid()));
+}
+
+// only_recorder_threads_left opens no descriptor: an application that has just
+// closed every descriptor gets the numbers it gets without the recorder. Here
+// no number is left to open at all (RLIMIT_NOFILE at the lowest free one),
+// and the answer is still right: false while the main thread runs, true once
+// it has left (as through pthread_exit) and only a recorder thread is left. Run in
+// a forked child (its main thread leaves).
+namespace {
+
+std::atomic<bool> g_main_may_leave{false};
+
+// 0: both answers right; 1-5: which step went wrong.
+void* answer_without_descriptors(void*) {
+    register_this_recorder_thread("stacksage-test");
+    const int lowest_free = ::dup(0);
+    if (lowest_free < 0) _exit(1);
+    ::close(lowest_free);
+    rlimit none_left{};
+    if (::getrlimit(RLIMIT_NOFILE, &none_left) != 0) _exit(2);
+    none_left.rlim_cur = static_cast<rlim_t>(lowest_free);
+    if (::setrlimit(RLIMIT_NOFILE, &none_left) != 0 || ::dup(0) >= 0) _exit(3);
+    if (only_recorder_threads_left()) _exit(4);  // the main thread is still there
+    g_main_may_leave.store(true);
+    for (int i = 0; i < 2000; ++i) {
+        if (only_recorder_threads_left()) _exit(0);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    _exit(5);
+}
+
+}  // namespace
+
+TEST(RecorderThreads, OnlyRecorderThreadsLeftIsAnsweredWithoutADescriptor) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        forget_recorder_threads();
+        pthread_t t;
+        if (pthread_create(&t, nullptr, &answer_without_descriptors, nullptr) != 0) _exit(6);
+        while (!g_main_may_leave.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        // The main thread alone leaves (pthread_exit would unwind through
+        // the test framework, which catches it).
+        ::syscall(SYS_exit, 0);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status)) << status;
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "1-3: the test's setup; 4: true while the main thread runs; "
+                                         "5: never true once it left; 6: no thread";
 }
