@@ -1,0 +1,51 @@
+// The allocator the application would have had without us: the next
+// definitions of malloc & co. after the recorder's interposers
+// (dlsym(RTLD_NEXT)), whichever library that is: glibc, or jemalloc /
+// tcmalloc linked into the program or preloaded after the recorder. Their
+// blocks must come from the allocator whose own calls (sallocx, dallocx,
+// malloc_usable_size, tc_*) the application uses on them.
+//
+// Resolved once, on the first call. dlsym may itself allocate: while a
+// thread resolves, its own allocations come from a small static bootstrap
+// arena (free of an arena block does nothing, realloc of one copies it out).
+// Threads resolving at once each call dlsym and store the same pointers
+// (no lock to wait on, nothing a fork can leave held).
+#pragma once
+
+#include <stddef.h>
+
+#include <atomic>
+
+namespace stacksage::preload {
+
+struct NextAllocator {
+    void* (*malloc)(size_t);
+    void* (*calloc)(size_t, size_t);
+    void* (*realloc)(void*, size_t);
+    void (*free)(void*);
+    void* (*memalign)(size_t, size_t);
+    void* (*aligned_alloc)(size_t, size_t);
+    int (*posix_memalign)(void**, size_t, size_t);
+};
+
+// nullptr until resolved.
+inline std::atomic<const NextAllocator*> g_next_allocator{nullptr};
+
+// The next allocator; nullptr only while this thread is resolving it (the
+// caller then uses the bootstrap arena).
+const NextAllocator* resolve_next_allocator();
+
+inline const NextAllocator* next_allocator() {
+    const NextAllocator* next = g_next_allocator.load(std::memory_order_acquire);
+    return __builtin_expect(next != nullptr, 1) ? next : resolve_next_allocator();
+}
+
+// The bootstrap arena: blocks aligned to max(16, alignment), zeroed, never
+// reused. nullptr (errno ENOMEM) once it is spent.
+void* bootstrap_allocate(size_t bytes, size_t alignment = 16);
+bool in_bootstrap_arena(const void* p);
+// realloc of an arena block: a block of the next allocator (or of the arena,
+// while resolving) holding its first min(old size, bytes) bytes.
+void* bootstrap_reallocate(void* old, size_t bytes);
+
+}  // namespace stacksage::preload
