@@ -185,9 +185,10 @@ void* forward_mmap(void* addr, size_t len, int prot, int flags, int fd, off_t of
     void* p = real_mmap(addr, len, prot, flags, fd, offset);
     const std::uint64_t min = threshold();
     if (__builtin_expect(min != 0, 0) && p != MAP_FAILED && len >= min && (flags & MAP_ANONYMOUS) && prot != PROT_NONE) {
-        // The recorder's own tables are not the application's data.
+        // The recorder's own tables, and the allocator's own arenas (their
+        // blocks are tracked as malloc'd), are not the application's data.
         const auto* fp = static_cast<const std::uint64_t*>(frame);
-        if (!stacksage::sampling::recorder_image().contains(fp[1])) {
+        if (!stacksage::sampling::recorder_image().contains(fp[1]) && !stacksage::preload::in_allocator_image(fp[1])) {
             const int saved = errno;
             stacksage::sampling::track_allocation(p, len, ObjectKind::Mmap, frame);
             errno = saved;

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "preload/sampling/recorder_image.hpp"
+
 extern "C" {
 // glibc's own entry points: the fallback when no later object defines one.
 void* __libc_malloc(size_t);
@@ -102,6 +104,24 @@ void* bootstrap_allocate(size_t bytes, size_t alignment) {
 bool in_bootstrap_arena(const void* p) {
     const auto at = reinterpret_cast<std::uintptr_t>(p), base = reinterpret_cast<std::uintptr_t>(g_arena);
     return at - base < kArenaBytes;
+}
+
+namespace {
+std::atomic<std::uint64_t> g_allocator_start{0}, g_allocator_end{0};
+}  // namespace
+
+void note_allocator_image() {
+    const NextAllocator* next = next_allocator();
+    if (next == nullptr) return;
+    const sampling::AddressRange image = sampling::library_image_of(reinterpret_cast<const void*>(next->malloc));
+    g_allocator_end.store(0, std::memory_order_release);  // never a new start with an old end
+    g_allocator_start.store(image.start, std::memory_order_release);
+    g_allocator_end.store(image.end, std::memory_order_release);
+}
+
+bool in_allocator_image(std::uint64_t address) {
+    return address >= g_allocator_start.load(std::memory_order_acquire) &&
+           address < g_allocator_end.load(std::memory_order_acquire);
 }
 
 void* bootstrap_reallocate(void* old, size_t bytes) {

@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include <atomic>
+#include <cstdint>
 
 namespace stacksage::preload {
 
@@ -47,5 +48,14 @@ bool in_bootstrap_arena(const void* p);
 // realloc of an arena block: a block of the next allocator (or of the arena,
 // while resolving) holding its first min(old size, bytes) bytes.
 void* bootstrap_reallocate(void* old, size_t bytes);
+
+// The loaded image of the library the next malloc is in (jemalloc's,
+// tcmalloc's, glibc's; empty when the executable holds it). Its own mmap
+// calls (jemalloc's extents, tcmalloc's spans) are its bookkeeping, not the
+// application's data objects: the mmap interposer tracks none of them.
+// Noted when sampling starts: dladdr and dl_iterate_phdr take the loader's
+// lock, never to be taken inside an allocator's mmap call.
+void note_allocator_image();
+bool in_allocator_image(std::uint64_t address);
 
 }  // namespace stacksage::preload
