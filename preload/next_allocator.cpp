@@ -21,9 +21,9 @@ namespace stacksage::preload {
 
 namespace {
 
-// What dlsym allocates while it runs (an error string, a scope array): a
-// few hundred bytes; 64 KiB leaves room for a start-up with many threads
-// resolving at once.
+// The resolvers' tables, and what dlsym may allocate while it runs (glibc
+// 2.36's allocates nothing; an error string, a scope array: a few hundred
+// bytes): 64 KiB leaves room for many threads resolving at once.
 constexpr size_t kArenaBytes = 64 * 1024;
 alignas(64) unsigned char g_arena[kArenaBytes];
 std::atomic<size_t> g_arena_used{0};
