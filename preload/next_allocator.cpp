@@ -21,11 +21,6 @@ namespace stacksage::preload {
 
 namespace {
 
-// The resolvers' tables, and what dlsym may allocate while it runs (glibc
-// 2.36's allocates nothing; an error string, a scope array: a few hundred
-// bytes): 64 KiB leaves room for many threads resolving at once.
-constexpr size_t kArenaBytes = 64 * 1024;
-alignas(64) unsigned char g_arena[kArenaBytes];
 std::atomic<size_t> g_arena_used{0};
 
 // Each arena block is preceded by its size (for realloc's copy).
@@ -80,16 +75,16 @@ const NextAllocator* resolve_next_allocator() {
 
 void* bootstrap_allocate(size_t bytes, size_t alignment) {
     if (alignment < 16) alignment = 16;
-    if (bytes > kArenaBytes || alignment > kArenaBytes) {
+    if (bytes > kBootstrapArenaBytes || alignment > kBootstrapArenaBytes) {
         errno = ENOMEM;
         return nullptr;
     }
-    const auto base = reinterpret_cast<std::uintptr_t>(g_arena);
+    const auto base = reinterpret_cast<std::uintptr_t>(g_bootstrap_arena);
     size_t used = g_arena_used.load(std::memory_order_relaxed);
     for (;;) {
         const std::uintptr_t start = (base + used + kHeader + alignment - 1) & ~(std::uintptr_t{alignment} - 1);
         const size_t end = start - base + ((bytes + 15) & ~size_t{15});
-        if (end > kArenaBytes) {
+        if (end > kBootstrapArenaBytes) {
             errno = ENOMEM;
             return nullptr;
         }
@@ -99,11 +94,6 @@ void* bootstrap_allocate(size_t bytes, size_t alignment) {
             return p;  // never handed out before: still zero
         }
     }
-}
-
-bool in_bootstrap_arena(const void* p) {
-    const auto at = reinterpret_cast<std::uintptr_t>(p), base = reinterpret_cast<std::uintptr_t>(g_arena);
-    return at - base < kArenaBytes;
 }
 
 namespace {

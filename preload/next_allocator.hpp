@@ -41,10 +41,20 @@ inline const NextAllocator* next_allocator() {
     return __builtin_expect(next != nullptr, 1) ? next : resolve_next_allocator();
 }
 
-// The bootstrap arena: blocks aligned to max(16, alignment), zeroed, never
-// reused. nullptr (errno ENOMEM) once it is spent.
+// The bootstrap arena: the resolvers' tables, and what dlsym may allocate
+// while it runs (glibc 2.36's allocates nothing; an error string, a scope
+// array: a few hundred bytes). 64 KiB leaves room for many threads
+// resolving at once.
+inline constexpr size_t kBootstrapArenaBytes = 64 * 1024;
+alignas(64) inline unsigned char g_bootstrap_arena[kBootstrapArenaBytes];
+
+// Blocks aligned to max(16, alignment), zeroed, never reused. nullptr
+// (errno ENOMEM) once it is spent.
 void* bootstrap_allocate(size_t bytes, size_t alignment = 16);
-bool in_bootstrap_arena(const void* p);
+// Inline: every free() asks.
+inline bool in_bootstrap_arena(const void* p) {
+    return reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(g_bootstrap_arena) < kBootstrapArenaBytes;
+}
 // realloc of an arena block: a block of the next allocator (or of the arena,
 // while resolving) holding its first min(old size, bytes) bytes.
 void* bootstrap_reallocate(void* old, size_t bytes);

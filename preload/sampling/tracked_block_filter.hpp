@@ -28,10 +28,14 @@ public:
     }
 
 private:
-    // Large blocks start at page (glibc: page + 16) or coarser boundaries:
-    // a multiplicative hash spreads them over the slots.
+    // By the page a block starts in: a large block's first page holds few
+    // small blocks if any (an mmap'd glibc chunk, a jemalloc or tcmalloc
+    // large extent: none; a large chunk from glibc's heap: its neighbours),
+    // and the small blocks of one page, freed one after the other, find
+    // the same slot in the cache. A multiplicative hash spreads the pages.
     static unsigned slot(const void* p) {
-        return static_cast<unsigned>((reinterpret_cast<std::uint64_t>(p) * 0x9E3779B97F4A7C15ull) >> (64 - kSlotBits));
+        const std::uint64_t page = reinterpret_cast<std::uint64_t>(p) >> 12;
+        return static_cast<unsigned>((page * 0x9E3779B97F4A7C15ull) >> (64 - kSlotBits));
     }
     std::atomic<std::uint16_t> counts_[1u << kSlotBits] = {};
 };
