@@ -10,7 +10,8 @@ target_link_libraries(bench_sampling_overhead PRIVATE stacksage_sampling Threads
 # malloc comes before glibc's, as the preload's does), with frame pointers
 # as in the preload.
 add_executable(bench_allocation_overhead allocation_overhead.cpp
-  ${STACKSAGE_SOURCE_DIR}/preload/allocation_events.cpp ${STACKSAGE_SOURCE_DIR}/preload/real_functions.cpp)
+  ${STACKSAGE_SOURCE_DIR}/preload/allocation_events.cpp ${STACKSAGE_SOURCE_DIR}/preload/next_allocator.cpp
+  ${STACKSAGE_SOURCE_DIR}/preload/real_functions.cpp)
 set_source_files_properties(${STACKSAGE_SOURCE_DIR}/preload/allocation_events.cpp
   TARGET_DIRECTORY bench_allocation_overhead PROPERTIES COMPILE_OPTIONS -fno-omit-frame-pointer)
 target_include_directories(bench_allocation_overhead PRIVATE ${STACKSAGE_SOURCE_DIR})

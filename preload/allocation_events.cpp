@@ -3,14 +3,17 @@
 // reallocarray, free, posix_memalign, aligned_alloc, memalign, and
 // anonymous mmap/munmap.
 //
-// They forward to glibc's own entry points (__libc_malloc and the like: no
-// dlsym, which may itself allocate, on the way), so the application's
-// allocations, their errno and their failures are glibc's. Only while
+// They forward to the next definition after the recorder
+// (preload/next_allocator.hpp): glibc's, or jemalloc's / tcmalloc's when the
+// program links or preloads one, so the application's blocks, their errno
+// and their failures are its own allocator's, and that allocator's own calls
+// (sallocx, dallocx, malloc_usable_size) see its own blocks. Only while
 // sampling tracks objects (g_tracked_min_bytes != 0), a block of at least
 // that many bytes is recorded with its call site (track_allocation); free()
-// of any other block costs one load of the threshold and one of glibc's
-// chunk header (tracked_size): the filter that keeps small frees at glibc's
-// speed (bench/allocation_overhead.cpp).
+// of any other block costs one load of the threshold and one of the
+// TrackedBlockFilter, which reads nothing of the allocator's: the filter
+// that keeps small frees at the allocator's speed
+// (bench/allocation_overhead.cpp).
 //
 // This file is built with frame pointers: the allocation site's walk
 // starts at the interposer's own frame.
@@ -18,48 +21,53 @@
 #include <stdint.h>
 #include <sys/mman.h>
 
+#include "preload/next_allocator.hpp"
 #include "preload/real_functions.hpp"
 #include "preload/sampling/code_data_attribution.hpp"
 #include "preload/sampling/recorder_image.hpp"
-
-extern "C" {
-void* __libc_malloc(size_t);
-void* __libc_calloc(size_t, size_t);
-void* __libc_realloc(void*, size_t);
-void __libc_free(void*);
-void* __libc_memalign(size_t, size_t);
-}
+#include "preload/sampling/tracked_block_filter.hpp"
 
 namespace {
 
+using stacksage::preload::bootstrap_allocate;
+using stacksage::preload::bootstrap_reallocate;
+using stacksage::preload::in_bootstrap_arena;
+using stacksage::preload::next_allocator;
+using stacksage::preload::NextAllocator;
+using stacksage::sampling::g_tracked_block_filter;
 using stacksage::sampling::g_tracked_min_bytes;
 using stacksage::sampling::ObjectKind;
 
 std::uint64_t threshold() { return g_tracked_min_bytes.load(std::memory_order_relaxed); }
 
 // Out of line: the common (untracked) path stays a load and a branch.
-__attribute__((noinline)) void track(const void* p, std::uint64_t bytes, ObjectKind kind, const void* frame) {
+__attribute__((noinline)) void track(const void* p, std::uint64_t bytes, const void* frame) {
     const int saved = errno;
-    stacksage::sampling::track_allocation(p, bytes, kind, frame);
+    if (stacksage::sampling::track_allocation(p, bytes, ObjectKind::Heap, frame)) g_tracked_block_filter.add(p);
     errno = saved;
 }
 
 __attribute__((noinline)) void untrack(const void* p) {
     const int saved = errno;
-    stacksage::sampling::untrack_block(p);
+    if (stacksage::sampling::untrack_block(p)) g_tracked_block_filter.remove(p);
     errno = saved;
 }
 
-// Whether glibc's chunk at p may hold min bytes: its size field, the word
-// before the block (malloc/malloc.c, "struct malloc_chunk"; the low three
-// bits are flags). A chunk is never smaller than what it was asked for, so
-// no tracked block is missed; a larger untracked one costs a lookup. One
-// load: the filter every free() goes through while tracking runs.
-bool tracked_size(void* p, std::uint64_t min) {
-    if (p == nullptr) return false;
-    std::size_t size;
-    __builtin_memcpy(&size, static_cast<const char*>(p) - sizeof size, sizeof size);
-    return (size & ~std::size_t{7}) >= min;
+// Whether p may be a tracked block (one load; nullptr never is).
+bool maybe_tracked(const void* p) { return p != nullptr && g_tracked_block_filter.may_hold(p); }
+
+// After a successful or failed reallocation of old into p (n bytes).
+void retrack(void* old, bool old_maybe_tracked, void* p, size_t n, std::uint64_t min, const void* frame) {
+    // realloc(old, 0) frees old; a failed realloc leaves it as it was.
+    if (old_maybe_tracked && (p != nullptr || n == 0)) untrack(old);
+    if (p != nullptr && n >= min) track(p, n, frame);
+}
+
+// realloc while this thread resolves the allocator: only arena blocks exist for it.
+void* resolving_realloc(void* old, size_t n) {
+    if (old == nullptr) return bootstrap_allocate(n);
+    errno = ENOMEM;
+    return nullptr;
 }
 
 }  // namespace
@@ -67,82 +75,103 @@ bool tracked_size(void* p, std::uint64_t min) {
 #define STACKSAGE_EXPORT extern "C" __attribute__((visibility("default")))
 
 STACKSAGE_EXPORT void* malloc(size_t n) {
-    void* p = __libc_malloc(n);
+    const NextAllocator* next = next_allocator();
+    if (__builtin_expect(next == nullptr, 0)) return bootstrap_allocate(n);
+    void* p = next->malloc(n);
     const std::uint64_t min = threshold();
-    if (__builtin_expect(min != 0 && n >= min && p != nullptr, 0)) track(p, n, ObjectKind::Heap, __builtin_frame_address(0));
+    if (__builtin_expect(min != 0 && n >= min && p != nullptr, 0)) track(p, n, __builtin_frame_address(0));
     return p;
 }
 
 STACKSAGE_EXPORT void* calloc(size_t count, size_t size) {
-    void* p = __libc_calloc(count, size);
-    const std::uint64_t min = threshold();
+    const NextAllocator* next = next_allocator();
     size_t n = 0;
+    if (__builtin_expect(next == nullptr, 0)) {
+        if (__builtin_mul_overflow(count, size, &n)) {
+            errno = ENOMEM;
+            return nullptr;
+        }
+        return bootstrap_allocate(n);  // never handed out before: zero
+    }
+    void* p = next->calloc(count, size);
+    const std::uint64_t min = threshold();
     if (__builtin_expect(min != 0 && p != nullptr, 0) && !__builtin_mul_overflow(count, size, &n) && n >= min)
-        track(p, n, ObjectKind::Heap, __builtin_frame_address(0));
+        track(p, n, __builtin_frame_address(0));
     return p;
 }
 
 STACKSAGE_EXPORT void* realloc(void* old, size_t n) {
+    if (__builtin_expect(in_bootstrap_arena(old), 0)) return bootstrap_reallocate(old, n);
+    const NextAllocator* next = next_allocator();
+    if (__builtin_expect(next == nullptr, 0)) return resolving_realloc(old, n);
     const std::uint64_t min = threshold();
-    const bool old_tracked = __builtin_expect(min != 0, 0) && tracked_size(old, min);
-    void* p = __libc_realloc(old, n);
-    if (__builtin_expect(min != 0, 0)) {
-        // realloc(old, 0) frees old; a failed realloc leaves it as it was.
-        if (old_tracked && (p != nullptr || n == 0)) untrack(old);
-        if (p != nullptr && n >= min) track(p, n, ObjectKind::Heap, __builtin_frame_address(0));
-    }
+    const bool old_maybe_tracked = __builtin_expect(min != 0, 0) && maybe_tracked(old);
+    void* p = next->realloc(old, n);
+    if (__builtin_expect(min != 0, 0)) retrack(old, old_maybe_tracked, p, n, min, __builtin_frame_address(0));
     return p;
 }
 
+// Through the next realloc, not the next reallocarray: an allocator that
+// defines no reallocarray (jemalloc) would otherwise get glibc's, which
+// reallocates with glibc's realloc.
 STACKSAGE_EXPORT void* reallocarray(void* old, size_t count, size_t size) {
     size_t n = 0;
     if (__builtin_mul_overflow(count, size, &n)) {
         errno = ENOMEM;
         return nullptr;
     }
+    if (__builtin_expect(in_bootstrap_arena(old), 0)) return bootstrap_reallocate(old, n);
+    const NextAllocator* next = next_allocator();
+    if (__builtin_expect(next == nullptr, 0)) return resolving_realloc(old, n);
     const std::uint64_t min = threshold();
-    const bool old_tracked = __builtin_expect(min != 0, 0) && tracked_size(old, min);
-    void* p = __libc_realloc(old, n);
-    if (__builtin_expect(min != 0, 0)) {
-        if (old_tracked && (p != nullptr || n == 0)) untrack(old);
-        if (p != nullptr && n >= min) track(p, n, ObjectKind::Heap, __builtin_frame_address(0));
-    }
+    const bool old_maybe_tracked = __builtin_expect(min != 0, 0) && maybe_tracked(old);
+    void* p = next->realloc(old, n);
+    if (__builtin_expect(min != 0, 0)) retrack(old, old_maybe_tracked, p, n, min, __builtin_frame_address(0));
     return p;
 }
 
 STACKSAGE_EXPORT void free(void* p) {
-    const std::uint64_t min = threshold();
-    // Before glibc has it back: another thread may be given the same address.
-    if (__builtin_expect(min != 0, 0) && tracked_size(p, min)) untrack(p);
-    __libc_free(p);
+    if (__builtin_expect(in_bootstrap_arena(p), 0)) return;  // the arena is never reused
+    const NextAllocator* next = next_allocator();
+    if (__builtin_expect(next == nullptr, 0)) return;  // only arena blocks exist yet
+    // Before the allocator has it back: another thread may be given the same address.
+    if (__builtin_expect(threshold() != 0, 0) && maybe_tracked(p)) untrack(p);
+    next->free(p);
 }
 
 STACKSAGE_EXPORT void* memalign(size_t alignment, size_t n) {
-    void* p = __libc_memalign(alignment, n);
+    const NextAllocator* next = next_allocator();
+    if (__builtin_expect(next == nullptr, 0)) return bootstrap_allocate(n, alignment);
+    void* p = next->memalign(alignment, n);
     const std::uint64_t min = threshold();
-    if (__builtin_expect(min != 0 && n >= min && p != nullptr, 0)) track(p, n, ObjectKind::Heap, __builtin_frame_address(0));
+    if (__builtin_expect(min != 0 && n >= min && p != nullptr, 0)) track(p, n, __builtin_frame_address(0));
     return p;
 }
 
-// glibc's aligned_alloc is memalign (the same code, up to glibc 2.37).
 STACKSAGE_EXPORT void* aligned_alloc(size_t alignment, size_t n) {
-    void* p = __libc_memalign(alignment, n);
+    const NextAllocator* next = next_allocator();
+    if (__builtin_expect(next == nullptr, 0)) return bootstrap_allocate(n, alignment);
+    void* p = next->aligned_alloc(alignment, n);
     const std::uint64_t min = threshold();
-    if (__builtin_expect(min != 0 && n >= min && p != nullptr, 0)) track(p, n, ObjectKind::Heap, __builtin_frame_address(0));
+    if (__builtin_expect(min != 0 && n >= min && p != nullptr, 0)) track(p, n, __builtin_frame_address(0));
     return p;
 }
 
 STACKSAGE_EXPORT int posix_memalign(void** out, size_t alignment, size_t n) {
-    // glibc's checks: a power of two, a multiple of sizeof(void*); errno untouched.
-    if (alignment % sizeof(void*) != 0 || alignment == 0 || (alignment & (alignment - 1)) != 0) return EINVAL;
-    const int saved = errno;
-    void* p = __libc_memalign(alignment, n);
+    const NextAllocator* next = next_allocator();
+    if (__builtin_expect(next == nullptr, 0)) {
+        if (alignment % sizeof(void*) != 0 || alignment == 0 || (alignment & (alignment - 1)) != 0) return EINVAL;
+        void* p = bootstrap_allocate(n, alignment);
+        if (p == nullptr) return ENOMEM;
+        *out = p;
+        return 0;
+    }
+    const int saved = errno;  // posix_memalign reports in its result, errno untouched
+    const int rc = next->posix_memalign(out, alignment, n);
     errno = saved;
-    if (p == nullptr) return ENOMEM;
-    *out = p;
     const std::uint64_t min = threshold();
-    if (__builtin_expect(min != 0 && n >= min, 0)) track(p, n, ObjectKind::Heap, __builtin_frame_address(0));
-    return 0;
+    if (__builtin_expect(min != 0 && n >= min && rc == 0, 0)) track(*out, n, __builtin_frame_address(0));
+    return rc;
 }
 
 namespace {
@@ -156,9 +185,14 @@ void* forward_mmap(void* addr, size_t len, int prot, int flags, int fd, off_t of
     void* p = real_mmap(addr, len, prot, flags, fd, offset);
     const std::uint64_t min = threshold();
     if (__builtin_expect(min != 0, 0) && p != MAP_FAILED && len >= min && (flags & MAP_ANONYMOUS) && prot != PROT_NONE) {
-        // The recorder's own tables are not the application's data.
+        // The recorder's own tables, and the allocator's own arenas (their
+        // blocks are tracked as malloc'd), are not the application's data.
         const auto* fp = static_cast<const std::uint64_t*>(frame);
-        if (!stacksage::sampling::recorder_image().contains(fp[1])) track(p, len, ObjectKind::Mmap, frame);
+        if (!stacksage::sampling::recorder_image().contains(fp[1]) && !stacksage::preload::in_allocator_image(fp[1])) {
+            const int saved = errno;
+            stacksage::sampling::track_allocation(p, len, ObjectKind::Mmap, frame);
+            errno = saved;
+        }
     }
     return p;
 }

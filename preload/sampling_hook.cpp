@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/formats/run_layout.hpp"
+#include "preload/next_allocator.hpp"
 #include "preload/node_file.hpp"
 #include "preload/raw_syscall.hpp"
 #include "preload/real_functions.hpp"
@@ -91,6 +92,8 @@ void start_sampling() {
     config.own_files_dir = p.out_dir;
     config.start_monotonic_ns = p.start_mono_ns;
     config.start_realtime_ns = p.start_real_ns;
+    // Before tracking starts: the allocator's own mmaps are no data objects.
+    if (config.options.selection.enabled()) note_allocator_image();
     static char message[4096];
     const bool started = config.options.selection.enabled() &&
                          sampling::sampler_start(config, message, sizeof message);

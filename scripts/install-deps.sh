@@ -10,6 +10,7 @@ packages=(
   libfmt-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libpapi-dev
+  libjemalloc-dev libtcmalloc-minimal4  # programs on another allocator under the recorder (examples/foreign_allocator.c)
   libunwind-dev libdw-dev libelf-dev  # after the run: stack copies unwound (libunwind remote), symbols and lines (elfutils), parsers/code_location/
   libopenmpi-dev openmpi-bin
   mpich                    # MPICH's Hydra launcher (mpiexec.hydra) for the multi-host tests; Open MPI stays the mpirun/mpicc default (its alternatives' priority is higher)

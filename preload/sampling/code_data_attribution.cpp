@@ -1,5 +1,7 @@
 #include "preload/sampling/code_data_attribution.hpp"
 
+#include "preload/sampling/tracked_block_filter.hpp"
+
 #include <pthread.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -141,6 +143,7 @@ void attribution_after_fork_child() {
 
 void attribution_reset_for_tests() {
     g_tracked_min_bytes.store(0);
+    g_tracked_block_filter.clear();
     State* s = g_state.exchange(nullptr);
     if (s != nullptr) {
         s->~State();
@@ -194,9 +197,9 @@ SampleAttribution attribute_sample(const SampleRecord& r, const SampleContext& c
     return out;
 }
 
-void track_allocation(const void* p, std::uint64_t bytes, ObjectKind kind, const void* frame) {
+bool track_allocation(const void* p, std::uint64_t bytes, ObjectKind kind, const void* frame) {
     State* s = g_state.load(std::memory_order_acquire);
-    if (s == nullptr || p == nullptr) return;
+    if (s == nullptr || p == nullptr) return false;
     // The call path: the interposer's return address, then the frame-pointer
     // chain as far as it stays inside this thread's stack and returns into code.
     std::uint64_t frames[kMaxSiteFrames + 1];
@@ -220,16 +223,17 @@ void track_allocation(const void* p, std::uint64_t bytes, ObjectKind kind, const
     const std::int32_t object = site >= 0 ? s->objects.intern(kind, site, 0) : -1;
     if (object < 0 || !s->blocks.add(reinterpret_cast<std::uint64_t>(p), bytes, object, monotonic_ns())) {
         s->objects_dropped.fetch_add(1, std::memory_order_relaxed);
-        return;
+        return false;
     }
     s->objects.add_block(object, bytes);
     s->allocations_tracked.fetch_add(1, std::memory_order_relaxed);
+    return true;
 }
 
-void untrack_block(const void* p) {
+bool untrack_block(const void* p) {
     State* s = g_state.load(std::memory_order_acquire);
-    if (s == nullptr || p == nullptr || s->blocks.live() == 0) return;
-    s->blocks.mark_freed(reinterpret_cast<std::uint64_t>(p), monotonic_ns());
+    if (s == nullptr || p == nullptr || s->blocks.live() == 0) return false;
+    return s->blocks.mark_freed(reinterpret_cast<std::uint64_t>(p), monotonic_ns());
 }
 
 void untrack_range(const void* p, std::uint64_t bytes) {

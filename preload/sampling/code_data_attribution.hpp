@@ -89,10 +89,11 @@ SampleAttribution attribute_sample(const SampleRecord& record, const SampleConte
 
 // A block of bytes at p, just allocated (kind Heap or Mmap); frame: the
 // interposer's own frame address (the walk starts at its return address).
-void track_allocation(const void* p, std::uint64_t bytes, ObjectKind kind, const void* frame);
-// p was freed (the interposer calls it only for blocks whose usable size
-// reaches the threshold: a smaller one was never tracked).
-void untrack_block(const void* p);
+// \return whether the block entered the block table.
+bool track_allocation(const void* p, std::uint64_t bytes, ObjectKind kind, const void* frame);
+// p was freed (the interposer calls it only for blocks its
+// TrackedBlockFilter may hold). \return whether p was a live tracked block.
+bool untrack_block(const void* p);
 void untrack_range(const void* p, std::uint64_t bytes);
 
 // What the summary writes.

@@ -477,4 +477,64 @@ TEST(PreloadSampling, InterposedAllocationsKeepTheirSemanticsAndLargeBlocksAreTr
     for (const auto& x : recorded(off).records) EXPECT_NE(x["rec"], "attribution");
 }
 
+// Programs on another allocator (examples/foreign_allocator.c): every block
+// the interposers hand out is that allocator's own (its size query, its free
+// and its statistics agree), with sampling off and on, and large blocks are
+// still tracked as heap objects that the page faults land in, the
+// allocator's own mappings not.
+void expect_foreign_allocator_works(const std::string& program, std::map<std::string, std::string> env) {
+    for (const std::string sample : {"", "pagefault"}) {
+        SCOPED_TRACE(program + (sample.empty() ? ", sampling off" : ", --sample=" + sample));
+        TempDir out;
+        RunOptions o;
+        o.argv = {stacksage_binary(), "run", "-o", out.path().string()};
+        if (!sample.empty()) o.argv.push_back("--sample=" + sample);
+        for (const char* a : {"--", program.c_str(), "--threads", "4", "--rounds", "50"}) o.argv.push_back(a);
+        o.preload = false;
+        o.env = env;
+        RunResult res = run(o);
+        ASSERT_EQ(res.exit_code(), 0) << res.err;
+        EXPECT_NE(res.out.find("large blocks 1001"), std::string::npos) << res.out;
+        if (sample.empty()) continue;
+
+        const Recorded r = recorded(out);
+        const nlohmann::json* attribution = nullptr;
+        std::set<std::int64_t> heap_objects;
+        std::uint64_t heap_blocks = 0, heap_faults = 0;
+        for (const auto& x : r.records) {
+            if (x["rec"] == "attribution") attribution = &x;
+            // The program maps nothing itself: the allocator's own mappings (jemalloc's
+            // extents) are its bookkeeping, not data objects.
+            if (x["rec"] == "object") {
+                EXPECT_NE(x["kind"], "mmap") << x;
+            }
+            if (x["rec"] == "object" && x["kind"] == "heap") {
+                heap_objects.insert(x["id"].get<std::int64_t>());
+                heap_blocks += x["blocks"].get<std::uint64_t>();
+            }
+        }
+        for (const auto& a : r.records)
+            if (a["rec"] == "access" && a["backend"] == "pagefault" && heap_objects.count(a.value("object", -1)))
+                heap_faults += a["count"].get<std::uint64_t>();
+        ASSERT_NE(attribution, nullptr) << "no attribution line in " << r.summary;
+        EXPECT_EQ((*attribution)["objects_dropped"], 0) << *attribution;
+        // The five large blocks of each round and the probe: every one tracked.
+        EXPECT_EQ(heap_blocks, 1001u) << *attribution;
+        EXPECT_GT(heap_faults, 0u) << "no page fault in a tracked heap block";
+    }
+}
+
+#ifdef STACKSAGE_HAVE_JEMALLOC_EXAMPLE
+TEST(PreloadSampling, ProgramsLinkedAgainstJemallocGetJemallocsBlocks) {
+    expect_foreign_allocator_works(example("foreign_allocator_jemalloc"), {});
+}
+#endif
+
+#ifdef STACKSAGE_TCMALLOC
+// tcmalloc after the recorder in LD_PRELOAD (`stacksage run` puts its own first).
+TEST(PreloadSampling, ProgramsWithTcmallocPreloadedAfterTheRecorderGetTcmallocsBlocks) {
+    expect_foreign_allocator_works(example("foreign_allocator"), {{"LD_PRELOAD", STACKSAGE_TCMALLOC}});
+}
+#endif
+
 }  // namespace stacksage::testing
