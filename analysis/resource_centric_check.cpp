@@ -19,13 +19,19 @@ std::vector<Finding> check_resource_centric(const RunView& view) {
 
 namespace {
 
-Finding shared_within_capacity(const RunView& view, const NodeView& node, const NodeLoad& load) {
+// A finding of this check about `resources` of one node.
+Finding node_finding(FindingCode code, Severity severity, const NodeView& node, const Cpuset& resources) {
     Finding f;
-    f.code = FindingCode::SharedResources;
-    f.severity = Severity::Info;
+    f.code = code;
+    f.severity = severity;
     f.check = "resource-centric";
     f.node = std::string(node.host);
-    f.resources = load.shared;
+    f.resources = resources;
+    return f;
+}
+
+Finding shared_within_capacity(const RunView& view, const NodeView& node, const NodeLoad& load) {
+    Finding f = node_finding(FindingCode::SharedResources, Severity::Info, node, load.shared);
     std::vector<std::uint32_t> flows;
     std::set<std::uint32_t> processes;
     for (std::uint32_t i : load.active_flows)
@@ -49,12 +55,7 @@ Finding shared_within_capacity(const RunView& view, const NodeView& node, const 
 // Over-demanded CPUs (with the CPUs processes shared at those times): who
 // competed there, for how long, and what it cost them.
 Finding overloaded_resources(const RunView& view, const NodeView& node, const NodeLoad& load, const Cpuset& overloaded) {
-    Finding f;
-    f.code = FindingCode::OverloadedResources;
-    f.severity = Severity::Warning;
-    f.check = "resource-centric";
-    f.node = std::string(node.host);
-    f.resources = overloaded;
+    Finding f = node_finding(FindingCode::OverloadedResources, Severity::Warning, node, overloaded);
     f.message = describe_cpus(node, overloaded) +
                 " had more threads to run than they could run at once (overloaded resources) for " +
                 describe_over_demand(load);
@@ -111,12 +112,7 @@ Finding overloaded_resources(const RunView& view, const NodeView& node, const No
 
 // Cores no active thread of the node's processes may run on.
 Finding idle_resources(const NodeView& node, const NodeLoad& load, const Cpuset& idle) {
-    Finding f;
-    f.code = FindingCode::IdleResources;
-    f.severity = Severity::Warning;
-    f.check = "resource-centric";
-    f.node = std::string(node.host);
-    f.resources = idle;
+    Finding f = node_finding(FindingCode::IdleResources, Severity::Warning, node, idle);
     f.message = describe_cpus(node, idle) + " may stay idle during execution (underloaded resources)";
     const std::size_t idle_cores_count = node.cores_count(idle);
     f.detail = "no active thread of the " + std::to_string(node.processes.size()) +

@@ -100,16 +100,24 @@ STACKSAGE_EXPORT void* calloc(size_t count, size_t size) {
     return p;
 }
 
-STACKSAGE_EXPORT void* realloc(void* old, size_t n) {
+namespace {
+
+// realloc's work, in the interposer's own frame (frame: where the
+// allocation site's walk starts).
+__attribute__((always_inline)) inline void* reallocate(void* old, size_t n, const void* frame) {
     if (__builtin_expect(in_bootstrap_arena(old), 0)) return bootstrap_reallocate(old, n);
     const NextAllocator* next = next_allocator();
     if (__builtin_expect(next == nullptr, 0)) return resolving_realloc(old, n);
     const std::uint64_t min = threshold();
     const bool old_maybe_tracked = __builtin_expect(min != 0, 0) && maybe_tracked(old);
     void* p = next->realloc(old, n);
-    if (__builtin_expect(min != 0, 0)) retrack(old, old_maybe_tracked, p, n, min, __builtin_frame_address(0));
+    if (__builtin_expect(min != 0, 0)) retrack(old, old_maybe_tracked, p, n, min, frame);
     return p;
 }
+
+}  // namespace
+
+STACKSAGE_EXPORT void* realloc(void* old, size_t n) { return reallocate(old, n, __builtin_frame_address(0)); }
 
 // Through the next realloc, not the next reallocarray: an allocator that
 // defines no reallocarray (jemalloc) would otherwise get glibc's, which
@@ -120,14 +128,7 @@ STACKSAGE_EXPORT void* reallocarray(void* old, size_t count, size_t size) {
         errno = ENOMEM;
         return nullptr;
     }
-    if (__builtin_expect(in_bootstrap_arena(old), 0)) return bootstrap_reallocate(old, n);
-    const NextAllocator* next = next_allocator();
-    if (__builtin_expect(next == nullptr, 0)) return resolving_realloc(old, n);
-    const std::uint64_t min = threshold();
-    const bool old_maybe_tracked = __builtin_expect(min != 0, 0) && maybe_tracked(old);
-    void* p = next->realloc(old, n);
-    if (__builtin_expect(min != 0, 0)) retrack(old, old_maybe_tracked, p, n, min, __builtin_frame_address(0));
-    return p;
+    return reallocate(old, n, __builtin_frame_address(0));
 }
 
 STACKSAGE_EXPORT void free(void* p) {
