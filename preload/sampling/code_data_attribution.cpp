@@ -86,7 +86,12 @@ std::int32_t object_of(State& s, const SampleRecord& r, const SampleContext& c) 
     else {
         std::int32_t m = s.mappings.find(a);
         if (m < 0 && c.may_refresh_mappings && refresh_if_stale(s)) m = s.mappings.find(a);
-        if (m >= 0 && s.mappings.at(static_cast<std::uint32_t>(m)).kind == ModuleKind::File) {
+        // A fault on the page of the faulting instruction (or the next, for
+        // one that straddles two) in executable code is the instruction's
+        // own fetch: code being paged in, no data object.
+        const bool fetch = m >= 0 && s.mappings.at(static_cast<std::uint32_t>(m)).executable && r.ip != 0 &&
+                           a - (r.ip & ~(kStaticGranule - 1)) < 2 * kStaticGranule;
+        if (m >= 0 && !fetch && s.mappings.at(static_cast<std::uint32_t>(m)).kind == ModuleKind::File) {
             id = static_object(s, static_cast<std::uint32_t>(m), a);
         } else {
             return s.unknown_object;

@@ -463,6 +463,38 @@ TEST(SamplingAttribution, ASampleGetsItsSiteAndTheTrackedBlockItTouched) {
     EXPECT_EQ(g_tracked_min_bytes.load(), 0u);
 }
 
+// A page fault on the faulting instruction's own page in executable code is
+// the code being paged in: no data object. The same instruction touching
+// the program's data gets its static object.
+TEST(SamplingAttribution, AFaultOnTheInstructionsOwnCodePageIsNoDataObject) {
+    attribution_reset_for_tests();
+    AttributionOptions options;
+    options.object_min_bytes = 1 << 20;
+    ASSERT_TRUE(attribution_start(options));
+    SampleLayout layout;
+    ASSERT_TRUE(layout.configure(kAttributedType, kUserRegisterMask));
+    const std::uint64_t user = static_cast<std::uint64_t>(PERF_CONTEXT_USER);
+    const std::uint64_t here = reinterpret_cast<std::uint64_t>(&allocating_function);
+    g_probe[4096] = 1;
+    auto object_kind_of = [&](std::uint64_t address) {
+        Body b;
+        b.u64(1).u64(here).u32x2(1, 1).u64(0).u64(address).u32x2(0, 0);
+        b.u64(2).u64(user).u64(here);
+        b.u64(PERF_SAMPLE_REGS_ABI_NONE).u64(0).weight_struct(0, 0, 0).u64(0);
+        SampleRecord r;
+        EXPECT_TRUE(layout.decode(b.data().data(), b.data().size(), r));
+        SampleContext context;
+        context.time_is_monotonic = false;
+        context.may_refresh_mappings = true;
+        const SampleAttribution a = attribute_sample(r, context);
+        const ObjectEntry* object = attribution_objects().object(a.object);
+        return object == nullptr ? ObjectKind::Unknown : object->kind;
+    };
+    EXPECT_EQ(object_kind_of(here), ObjectKind::Unknown) << "the instruction's own fetch";
+    EXPECT_EQ(object_kind_of(reinterpret_cast<std::uint64_t>(&g_probe[4096])), ObjectKind::Static);
+    attribution_reset_for_tests();
+}
+
 TEST(SamplingAttribution, TheAccessTableKeepsSitesAndObjectsApart) {
     std::vector<AccessEntry> memory(64);
     AccessTable t;
