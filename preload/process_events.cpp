@@ -23,6 +23,7 @@
 #include "preload/stderr_notice.hpp"
 #include "preload/run_delay.hpp"
 #include "preload/thread_cpu_clock.hpp"
+#include "preload/thread_launch.hpp"
 #include "preload/tracer.hpp"
 #include "preload/untraced_tasks.hpp"
 
@@ -187,6 +188,7 @@ void write_process_end(const char* how, int status, bool interrupted_recorder = 
     // the main thread's own, not an alternate one.
     if (signal == 0 || (raw::gettid() == p.pid && !on_alternate_signal_stack())) add_cpu_quota(line, false);
     emit(line, end::event);
+    close_pending_starts();  // the model's line, still to come, must not bring a start after the end
     if (!p.log.still_recording()) write_log_stopped(how);
 }
 

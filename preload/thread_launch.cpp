@@ -160,7 +160,16 @@ bool write_start_at_end(Launch& l, std::uint64_t use, const ThreadEnding& ending
     return false;
 }
 
+namespace {
+// Set once process_end is written: the log ends there, and the starts of
+// threads still being created are left out with their other lines.
+constinit std::atomic<bool> g_starts_closed{false};
+}  // namespace
+
+void close_pending_starts() { g_starts_closed.store(true, std::memory_order_release); }
+
 std::uint64_t write_pending_starts(std::uint64_t started_by, bool may_lock) {
+    if (g_starts_closed.load(std::memory_order_acquire)) return 0;
     std::uint64_t earliest_left = 0;
     for (std::size_t w = 0; w < kWords; ++w) {
         std::uint64_t bits = g_pending.words[w].load(std::memory_order_acquire);
@@ -186,12 +195,14 @@ std::uint64_t write_pending_starts(std::uint64_t started_by, bool may_lock) {
 }
 
 bool any_start_pending() {
+    if (g_starts_closed.load(std::memory_order_relaxed)) return false;
     std::uint64_t any = 0;
     for (const auto& word : g_pending.words) any |= word.load(std::memory_order_relaxed);
     return any != 0;
 }
 
 void forget_pending_starts() {
+    g_starts_closed.store(false, std::memory_order_relaxed);
     for (auto& word : g_pending.words) word.store(0, std::memory_order_relaxed);
     for (Launch& l : g_launches) {
         const std::uint64_t word = l.state.load(std::memory_order_relaxed);

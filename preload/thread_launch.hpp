@@ -93,6 +93,10 @@ inline void write_pending_starts_first() {
 // In a forked child: the parent's threads are not there.
 void forget_pending_starts();
 
+// Once process_end is written: no start is written after it (the log ends
+// there; event_log.hpp, seal_for_end).
+void close_pending_starts();
+
 // A thread ending within this long of its start writes its start and end in
 // one line; the start-line writer writes the starts of threads older.
 inline constexpr std::uint64_t kStartLineDelayNs = 1'000'000;

@@ -334,7 +334,8 @@ TEST(AttributionResolver, LabelsSitesAndObjectsAndCountsCutCallPathsPerThread) {
     cut.stack.resize(96);
     s.sites.push_back(cut);
 
-    const std::optional<ModuleAddress> sink = ProcessAddressSpace(full.modules).locate(full.sink);
+    const ProcessAddressSpace space(full.modules);  // sink points into it
+    const std::optional<ModuleAddress> sink = space.locate(full.sink);
     ASSERT_TRUE(sink.has_value());
     s.objects.push_back({0, "heap", 0, -1, 0, 0, 1, 80u << 20});
     s.objects.push_back({1, "static", -1, sink->module->id, sink->file_offset, 0, 0, 0});
