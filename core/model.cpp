@@ -9,6 +9,22 @@
 
 namespace stacksage {
 
+namespace {
+
+// A free attribute entry: the one freed last, or a new one at the end
+// (which may move the entries: callers index, never hold a reference).
+template <class Entries> std::uint32_t take_slot(Entries& entries, PodArray<std::uint32_t>& free_slots) {
+    if (!free_slots.empty()) {
+        const std::uint32_t slot = free_slots.back();
+        free_slots.pop_back();
+        return slot;
+    }
+    entries.emplace_back();
+    return static_cast<std::uint32_t>(entries.size() - 1);
+}
+
+}  // namespace
+
 // ---- String tables ---------------------------------------------------------
 
 std::uint32_t Model::StringTable::intern(std::string_view s) {
@@ -394,14 +410,7 @@ Model::AttrEntry& Model::attr_slot(std::uint32_t& head, AttrKey key) {
             last = a;
         }
     }
-    std::uint32_t slot;
-    if (!free_attrs_.empty()) {
-        slot = free_attrs_.back();
-        free_attrs_.pop_back();
-    } else {
-        slot = static_cast<std::uint32_t>(attrs_.size());
-        attrs_.emplace_back();
-    }
+    const std::uint32_t slot = take_slot(attrs_, free_attrs_);
     AttrEntry& e = attrs_[slot];
     e.key = key;
     e.kind = AttrKind::Int;
@@ -480,14 +489,7 @@ void Model::unshare_attributes(std::uint32_t& head, std::uint16_t& flags) {
     flags &= static_cast<std::uint16_t>(~kSharedAttributes);
     std::uint32_t copy_head = kNil, copy_tail = kNil;
     for (auto a = head; a != kNil; a = attrs_[a].next) {
-        std::uint32_t slot;
-        if (!free_attrs_.empty()) {
-            slot = free_attrs_.back();
-            free_attrs_.pop_back();
-        } else {
-            slot = static_cast<std::uint32_t>(attrs_.size());
-            attrs_.emplace_back();  // may move attrs_: index, never hold a reference
-        }
+        const std::uint32_t slot = take_slot(attrs_, free_attrs_);  // may move attrs_: index, never hold a reference
         attrs_[slot] = attrs_[a];  // the value's bytes (string, cpuset) stay shared: they are never changed
         attrs_[slot].next = kNil;
         if (copy_tail == kNil) copy_head = slot;
