@@ -75,7 +75,8 @@ public:
     bool has(std::uint64_t bit) const { return (sample_type_ & bit) != 0; }
 
     // Decodes a body of len bytes. \return false, leaving out unspecified,
-    // when len is shorter than body_size() (a truncated record).
+    // when len is shorter than body_size() or than the call chain and stack
+    // copy it declares (a truncated or corrupt record).
     bool decode(const unsigned char* body, std::size_t len, SampleRecord& out) const {
         if (len < body_size_) return false;
         std::size_t tail = static_cast<std::size_t>(tail_start_);

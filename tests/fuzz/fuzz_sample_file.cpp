@@ -70,6 +70,38 @@ void check_file(const std::uint8_t* data, std::size_t size) {
     if (f.partial_block && used >= body) std::abort();
 }
 
+std::uint64_t word_at(const unsigned char* body, std::size_t len, std::uint64_t at) {
+    std::uint64_t v = 0;
+    if (at + 8 <= len) std::memcpy(&v, body + at, 8);
+    return v;
+}
+
+// The bytes a body must have, computed apart from the decoder: the fixed
+// fields, and the call chain's and stack copy's declared sizes (the
+// registers are none: the layouts here have no register mask). Saturates
+// at UINT64_MAX when a declared size cannot fit.
+std::uint64_t bytes_needed(const SampleLayout& layout, const unsigned char* body, std::size_t len) {
+    std::uint64_t need = layout.body_size();
+    std::uint64_t at = 8 * static_cast<std::uint64_t>(
+                               __builtin_popcountll(layout.sample_type() &
+                                                    (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+                                                     PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |
+                                                     PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)));
+    if (layout.has(PERF_SAMPLE_CALLCHAIN)) {
+        const std::uint64_t nr = word_at(body, len, at);
+        if (nr > len / 8) return UINT64_MAX;
+        need += 8 * nr;
+        at += 8 + 8 * nr;
+    }
+    if (layout.has(PERF_SAMPLE_REGS_USER)) at += 8;
+    if (layout.has(PERF_SAMPLE_STACK_USER)) {
+        const std::uint64_t size = word_at(body, len, at);
+        if (size > len) return UINT64_MAX;
+        if (size != 0) need += size + 8;
+    }
+    return need;
+}
+
 struct Sink {
     const SampleLayout& layout;
     std::vector<SampleFileRecord> records;
@@ -79,7 +111,7 @@ struct Sink {
         ++calls;
         SampleRecord r;
         const bool ok = layout.decode(body, len, r);
-        if (ok != (len >= layout.body_size())) std::abort();
+        if (ok != (len >= bytes_needed(layout, body, len))) std::abort();
         if (!ok) return;
         if (layout.has(PERF_SAMPLE_IDENTIFIER) && std::memcmp(&r.id, body, 8) != 0) std::abort();
         const DataSource d = decode_data_source(r.data_src);
