@@ -42,6 +42,14 @@ std::string demangled(const char* name) {
     return out;
 }
 
+// The demangled name of the symbol that holds vaddr; empty where none does.
+std::string symbol_at(Dwfl_Module* module, std::uint64_t vaddr) {
+    GElf_Off offset = 0;
+    GElf_Sym symbol;
+    const char* name = dwfl_module_addrinfo(module, vaddr, &offset, &symbol, nullptr, nullptr, nullptr);
+    return name != nullptr ? demangled(name) : std::string();
+}
+
 }  // namespace
 
 ModuleSymbols::ModuleSymbols(const ModuleFile& file) : impl_(new Impl(file)) {}
@@ -51,10 +59,7 @@ const ModuleSymbol& ModuleSymbols::code(std::uint64_t vaddr) {
     auto [it, fresh] = cache_.try_emplace(vaddr << 1 | 1);
     if (!fresh || impl_->module == nullptr) return it->second;
     ModuleSymbol& s = it->second;
-    GElf_Off offset = 0;
-    GElf_Sym symbol;
-    if (const char* name = dwfl_module_addrinfo(impl_->module, vaddr, &offset, &symbol, nullptr, nullptr, nullptr))
-        s.function = demangled(name);
+    s.function = symbol_at(impl_->module, vaddr);
     if (Dwfl_Line* line = dwfl_module_getsrc(impl_->module, vaddr)) {
         int number = 0;
         if (const char* source = dwfl_lineinfo(line, nullptr, &number, nullptr, nullptr, nullptr)) {
@@ -70,10 +75,7 @@ const ModuleSymbol& ModuleSymbols::data(std::uint64_t vaddr) {
     auto [it, fresh] = cache_.try_emplace(vaddr << 1);
     if (!fresh || impl_->module == nullptr) return it->second;
     ModuleSymbol& s = it->second;
-    GElf_Off offset = 0;
-    GElf_Sym symbol;
-    if (const char* name = dwfl_module_addrinfo(impl_->module, vaddr, &offset, &symbol, nullptr, nullptr, nullptr))
-        s.function = demangled(name);
+    s.function = symbol_at(impl_->module, vaddr);
     s.gap = s.function.empty() ? CodeGap::Stripped : CodeGap::None;
     return s;
 }
