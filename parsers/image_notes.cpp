@@ -42,6 +42,14 @@ std::string clipped_masks_message(const ProcessImage& image) {
            "), which no Linux kernel numbers: those CPUs are left out (a mask left empty counts as not recorded)";
 }
 
+std::string masks_changed_unseen_message(const ProcessImage& image) {
+    return std::to_string(image.masks_changed_unseen) +
+           " thread(s) ended with a CPU mask other than the one recorded last (" +
+           image.mask_changed_unseen_example +
+           "): something the recorder does not intercept changed it (a raw system call, `taskset -p`, a change of "
+           "the cgroup's cpuset); when is not known, so their placement is judged with the masks recorded";
+}
+
 const ImageNoteRule kImageNoteRules[] = {
     {Level::Info, [](const ProcessImage& i) -> std::uint64_t { return i.summary.torn_last_line; },
      "",
@@ -79,6 +87,8 @@ const ImageNoteRule kImageNoteRules[] = {
      "are ignored, as if the mask were not recorded"},
     {Level::Warning, [](const ProcessImage& i) -> std::uint64_t { return i.masks_clipped; }, "",
      clipped_masks_message},
+    {Level::Info, [](const ProcessImage& i) -> std::uint64_t { return i.masks_changed_unseen; }, "",
+     masks_changed_unseen_message},
     {Level::Warning, [](const ProcessImage& i) -> std::uint64_t { return i.threads_untraced; },
      " thread creation(s) could not be followed by the recorder; those threads are missing"},
 };

@@ -363,8 +363,21 @@ private:
         t.nvcsw = doc.get_int(end::nvcsw).value_or(-1);
         t.nivcsw = doc.get_int(end::nivcsw).value_or(-1);
         if (auto cpu = doc.get_int(end::cpu); cpu && *cpu >= 0) t.last_cpu = static_cast<int>(*cpu);
-        if (auto m = mask_field(doc, doc.root(), end::cpuset, Problems::uncounted))
+        if (auto m = mask_field(doc, doc.root(), end::cpuset, Problems::uncounted)) {
             t.end_mask = change(ev, std::move(*m));
+            note_mask_changed_unseen(t);
+        }
+    }
+
+    // The cross-check: a mask read again at the thread's end that is not the
+    // last one recorded was changed by a path the recorder does not
+    // intercept. When is unknown, so it is counted, not put in the timeline.
+    void note_mask_changed_unseen(const ThreadRecord& t) {
+        if (t.masks.empty() || t.masks.back().cpuset == t.end_mask->cpuset) return;
+        if (p_.masks_changed_unseen++ == 0)
+            p_.mask_changed_unseen_example = "thread " + std::to_string(t.tid) + ": " +
+                                             t.masks.back().cpuset.to_list_string() + " recorded last, " +
+                                             t.end_mask->cpuset.to_list_string() + " at its end";
     }
 
     std::string_view intern_module(std::optional<std::string_view> path) {

@@ -187,6 +187,10 @@ struct ProcessImage {
     std::size_t duplicate_tid_starts = 0;          // a thread_start for a running thread's tid: that one ended there
     std::size_t duplicate_tid_starts_ignored = 0;  // one for the main thread's tid, or dated before the other: ignored
     std::size_t invalid_tids = 0;        // tids <= 0 in an MPI snapshot's thread list: ignored
+    // Threads whose mask at their end is not the last one recorded: changed
+    // behind the intercepted calls (ThreadRecord::end_mask); the first, told.
+    std::size_t masks_changed_unseen = 0;
+    std::string mask_changed_unseen_example;
     std::vector<std::string> notes;      // what in this log was odd but not fatal
     EventLogSummary summary;
 };

@@ -24,14 +24,16 @@ TEST(ImageNotes, EveryCountGivesOneNoteInTheReportsOrder) {
     image.masks_unreadable = 10;
     image.masks_clipped = 11;
     image.highest_clipped_cpu = 5000000;
+    image.masks_changed_unseen = 2;
+    image.mask_changed_unseen_example = "thread 4712: 0-7 recorded last, 3 at its end";
     image.threads_untraced = 12;
     image.notes = {"the interpreter's own note"};
 
     const std::vector<LoadNote> notes = notes_of_image(image);
-    ASSERT_EQ(notes.size(), 14u);
+    ASSERT_EQ(notes.size(), 15u);
     using L = LoadNote::Level;
-    const L levels[] = {L::Info,    L::Info,    L::Info,    L::Info,    L::Warning, L::Info,    L::Warning,
-                        L::Warning, L::Warning, L::Warning, L::Warning, L::Warning, L::Warning, L::Info};
+    const L levels[] = {L::Info,    L::Info,    L::Info,    L::Info,    L::Warning, L::Info, L::Warning, L::Warning,
+                        L::Warning, L::Warning, L::Warning, L::Warning, L::Info,    L::Warning, L::Info};
     const char* starts[] = {"the last line is torn",
                             "2 torn line(s) among NUL bytes",
                             "events unknown to this stacksage were skipped: gpu_launch (3), io (1); a newer",
@@ -44,6 +46,8 @@ TEST(ImageNotes, EveryCountGivesOneNoteInTheReportsOrder) {
                             "9 thread_start event(s) name the tid of the main thread",
                             "10 cpuset field(s) are not CPU lists",
                             "11 mask(s) name CPUs numbered 16384 or more (up to 5000000)",
+                            "2 thread(s) ended with a CPU mask other than the one recorded last (thread 4712: 0-7 "
+                            "recorded last, 3 at its end): something the recorder does not intercept",
                             "12 thread creation(s) could not be followed",
                             "the interpreter's own note"};
     for (std::size_t i = 0; i < notes.size(); ++i) {

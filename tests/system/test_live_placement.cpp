@@ -123,3 +123,34 @@ TEST(LivePlacement, ShortProcessesBeforeTheProgramCountForNothing) {
     EXPECT_TRUE(contains(f["suggestion"], "The process had 4 threads computing at once on the 2 cores")) << f.dump(1);
     EXPECT_FALSE(contains(f["suggestion"], "processes with up to")) << f.dump(1);
 }
+
+// The cross-check, with the real `taskset -p`: a worker's mask changed from
+// outside the process (no call of its own the recorder could see) is found
+// at the worker's end, and the report says so rather than keeping silent.
+TEST(LivePlacement, AMaskChangedFromOutsideIsFoundAtTheThreadsEnd) {
+    const std::string program = kBin + "/examples/busy_threads";
+    REQUIRE_PROGRAM(program);
+    stacksage::testing::TempDir dir;
+    // One worker computes for 1.5 s; after 0.5 s, `taskset -p` moves every
+    // thread of the program but the main thread and the recorder's to CPU 0.
+    const std::string script = "taskset -c 0,1 " + program +
+                               " 1 1.5 & pid=$!; sleep 0.5; for t in /proc/$pid/task/*; do "
+                               "tid=${t##*/}; [ $tid = $pid ] && continue; "
+                               "case $(cat $t/comm) in stacksage*) continue;; esac; "
+                               "taskset -p -c 0 $tid >/dev/null; echo moved $tid; done; wait $pid";
+    const Shell run = shell(kCli + " run -q -o " + dir.str() + "/out -- sh -c '" + script + "'");
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    const auto moved = run.output.find("moved ");
+    ASSERT_NE(moved, std::string::npos) << run.output;
+    const std::string tid = run.output.substr(moved + 6, run.output.find('\n', moved) - moved - 6);
+    const Shell report = shell(kCli + " report " + dir.str() + "/out --format json");
+    ASSERT_EQ(report.exit_code, 0) << report.output;
+    const auto json = nlohmann::json::parse(report.output, nullptr, false);
+    ASSERT_FALSE(json.is_discarded()) << report.output;
+    int told = 0;
+    for (const auto& n : json["input"]["notes"])
+        if (contains(n["message"], "1 thread(s) ended with a CPU mask other than the one recorded last (thread " +
+                                       tid + ": 0-1 recorded last, 0 at its end)"))
+            ++told;
+    EXPECT_EQ(told, 1) << json["input"].dump(1);
+}
