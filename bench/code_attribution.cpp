@@ -13,7 +13,6 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -22,6 +21,7 @@
 #include "parsers/code_location/process_address_space.hpp"
 #include "parsers/code_location/stack_unwinder.hpp"
 #include "parsers/code_location/symbolizer.hpp"
+#include "tests/support/this_process_modules.hpp"
 
 using namespace stacksage;
 
@@ -78,30 +78,6 @@ __attribute__((noinline)) void level_a(int depth, int variant) {
     sink = sink + 3;
 }
 
-std::vector<SampledModule> own_mappings() {
-    std::vector<SampledModule> modules;
-    std::ifstream maps("/proc/self/maps");
-    std::string line;
-    while (std::getline(maps, line)) {
-        std::istringstream in(line);
-        std::string range, perms, offset, dev, inode, path;
-        in >> range >> perms >> offset >> dev >> inode;
-        std::getline(in >> std::ws, path);
-        if (path.empty() || path[0] != '/') continue;
-        SampledModule m;
-        m.id = static_cast<std::int64_t>(modules.size());
-        m.start = std::stoull(range.substr(0, range.find('-')), nullptr, 16);
-        m.end = std::stoull(range.substr(range.find('-') + 1), nullptr, 16);
-        m.file_offset = std::stoull(offset, nullptr, 16);
-        m.path = path;
-        m.kind = "file";
-        m.executable = perms[2] == 'x';
-        m.build_id = ModuleFile::open(path, "")->build_id();
-        modules.push_back(m);
-    }
-    return modules;
-}
-
 struct Capture {
     std::vector<SampledModule> modules;
     std::vector<SampledSite> sites;
@@ -110,7 +86,7 @@ struct Capture {
 const Capture& capture() {
     static const Capture c = [] {
         for (int variant = 0; variant < 64; ++variant) level_a(2 + variant % 12, variant);
-        return Capture{own_mappings(), captured};
+        return Capture{test::this_process_modules(/*with_build_ids=*/true), captured};
     }();
     return c;
 }

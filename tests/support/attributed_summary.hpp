@@ -14,11 +14,11 @@
 
 #include <cstdint>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "parsers/sample_summary.hpp"
+#include "tests/support/this_process_modules.hpp"
 
 extern "C" {
 // Appends the return address into its caller.
@@ -60,30 +60,6 @@ inline int attributed_line(const std::string& name) {
         if (line.find("LINE:" + name) != std::string::npos && line.find("LINE:" + name + "_") == std::string::npos)
             return n;
     return -1;
-}
-
-// This process's file mappings as module records (ids from 0).
-inline std::vector<SampledModule> this_process_modules() {
-    std::vector<SampledModule> modules;
-    std::ifstream maps("/proc/self/maps");
-    std::string line;
-    while (std::getline(maps, line)) {
-        std::istringstream in(line);
-        std::string range, perms, offset, dev, inode, path;
-        in >> range >> perms >> offset >> dev >> inode;
-        std::getline(in >> std::ws, path);
-        if (path.empty() || path[0] != '/') continue;
-        SampledModule m;
-        m.id = static_cast<std::int64_t>(modules.size());
-        m.path = path;
-        m.start = std::stoull(range.substr(0, range.find('-')), nullptr, 16);
-        m.end = std::stoull(range.substr(range.find('-') + 1), nullptr, 16);
-        m.file_offset = std::stoull(offset, nullptr, 16);
-        m.kind = "file";
-        m.executable = perms.size() > 2 && perms[2] == 'x';
-        modules.push_back(m);
-    }
-    return modules;
 }
 
 // Site and object ids of the shape.
