@@ -62,8 +62,9 @@ std::uint64_t set_start_pending(Launch& l);
 
 // How a thread ended, for its own end (below).
 struct ThreadEnding {
-    const char* how = nullptr;
+    const char* how = nullptr;  // one of our literals: "return", "cancel", "pthread_exit"
     std::uint64_t end_ns = 0;
+    int cpu = -1;  // the CPU it ended on
 };
 // At the thread's end. Returns true when its start was written here together
 // with its end (it ended within 1 ms and nobody had written its start): then
