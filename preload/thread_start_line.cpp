@@ -61,7 +61,7 @@ char* put_hex(char* out, std::uint64_t v) {
 
 std::size_t thread_start_line_room(const Launch& l, const ThreadEnding* ending) {
     std::size_t room = kFixedRoom + module_room(l.creator) + module_room(l.start_module) + mask_room(l.start_mask);
-    if (l.attr_mask.valid) room += mask_room(l.attr_mask);
+    if (l.attr_mask_given) room += mask_room(l.attr_mask);
     if (ending != nullptr) room += __builtin_strlen(ending->how);
     return room;
 }
@@ -103,7 +103,7 @@ std::size_t format_thread_start_line(char* out, std::size_t cap, const Launch& l
         p = put(p, ",\"creator_cpu_ns\":");
         p = write_signed_decimal(p, l.creator_cpu_ns);
     }
-    if (l.attr_mask.valid) {
+    if (l.attr_mask_given) {
         p = put(p, ",\"attr_cpuset\":");
         p = put_mask(p, l.attr_mask);
     }

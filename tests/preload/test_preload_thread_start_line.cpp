@@ -105,6 +105,7 @@ TEST(ThreadStartLine, OptionalFieldsComeAndGoAsTheGenericBuildersDo) {
     t.l.creator_cpu_ns = -1;             // not read: left out
     t.l.start_module = nullptr;          // null, and no offset
     set_mask(t.l.attr_mask, {3}, 1);     // the attributes' mask
+    t.l.attr_mask_given = true;
     t.l.start_mask.clear();              // unknown: null
     t.l.start_cpu = -1;
     const ThreadEnding ending{"pthread_exit", t.l.start_ns.load() + 1, -1};
@@ -138,6 +139,7 @@ TEST(ThreadStartLine, ExtremeValuesStillFitTheRoomItAsksFor) {
     every.valid = true;
     for (auto& w : every.words) w = 0x5555'5555'5555'5555ull;  // 2048 CPUs, no ranges
     t.l.attr_mask = every;
+    t.l.attr_mask_given = true;
     const ThreadEnding ending{"pthread_exit", 0, INT_MIN};  // ended "before" it started: wraps as before
     EXPECT_EQ(formatted(t.l, INT_MIN, &ending), reference(t.l, INT_MIN, &ending));
 }
@@ -199,6 +201,7 @@ TEST(ThreadStartLine, RandomFieldsMatchTheGenericBuilder) {
         l.create_ns = number();
         l.creator_cpu_ns = static_cast<std::int64_t>(number());
         random_mask(l.attr_mask);
+        l.attr_mask_given = rng() % 2 == 0;
         random_mask(l.start_mask);
         l.start_ns.store(number());
         l.tid = static_cast<int>(static_cast<std::uint32_t>(number()));

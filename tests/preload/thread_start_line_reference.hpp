@@ -46,7 +46,7 @@ inline std::size_t reference_thread_start_line(char* buf, std::size_t cap, const
         line.field_hex(start::start_offset, reinterpret_cast<std::uintptr_t>(l.start) - l.start_module->start);
     line.field_u(start::create_t, l.create_ns);
     if (l.creator_cpu_ns >= 0) line.field(start::creator_cpu_ns, l.creator_cpu_ns);
-    if (l.attr_mask.valid) line.field_mask(start::attr_cpuset, l.attr_mask);
+    if (l.attr_mask_given) line.field_mask(start::attr_cpuset, l.attr_mask);
     line.field_mask(start::cpuset, l.start_mask);
     line.field(start::cpu, static_cast<std::int64_t>(l.start_cpu));
     if (ending != nullptr) {
