@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -222,9 +223,14 @@ TEST(NumberDigits, DecimalAndHexAreWhatPrintfWrites) {
         values.push_back(p * 10);
         values.push_back(p * 10 + 1);
     }
+    std::mt19937_64 rng(7);
+    for (int i = 0; i < 20000; ++i) values.push_back(rng() >> (rng() % 64));
     for (std::uint64_t v : values) {
         char got[32], want[32];
-        *stacksage::preload::write_decimal(got, v) = '\0';
+        std::memset(got, 'x', sizeof got);
+        char* end = stacksage::preload::write_decimal(got, v);
+        EXPECT_EQ(end[0], 'x') << "written past the digits of " << v;
+        *end = '\0';
         std::snprintf(want, sizeof want, "%llu", static_cast<unsigned long long>(v));
         EXPECT_STREQ(got, want);
         *stacksage::preload::write_hex_digits(got, v) = '\0';
