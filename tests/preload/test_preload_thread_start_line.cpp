@@ -145,6 +145,34 @@ TEST(ThreadStartLine, ExtremeValuesStillFitTheRoomItAsksFor) {
     EXPECT_EQ(formatted(t.l, INT_MIN, &ending), reference(t.l, INT_MIN, &ending));
 }
 
+// Every number at its longest, the rest empty: the room asked for is the
+// line's length, give or take a byte per piece, so a room too small for the
+// numbers fails here.
+TEST(ThreadStartLine, TheRoomForTheNumbersIsTight) {
+    TypicalThread t;
+    static const char empty_json[] = "\"\"";
+    t.program.json = empty_json;
+    t.program.json_len = 2;
+    t.program.start = 0;
+    t.l.start = reinterpret_cast<void* (*)(void*)>(UINTPTR_MAX);
+    t.l.create_ns = UINT64_MAX;
+    t.l.creator_cpu_ns = INT64_MAX;
+    t.l.start_ns.store(UINT64_MAX);
+    t.l.tid = INT_MIN;
+    t.l.creator_tid = INT_MIN;
+    t.l.seq = UINT32_MAX;
+    t.l.start_cpu = INT_MIN;
+    t.l.pthread = UINTPTR_MAX;
+    set_mask(t.l.start_mask, {}, 1);
+    set_mask(t.l.attr_mask, {}, 1);
+    t.l.attr_mask_given = true;
+    const ThreadEnding ending{"pthread_exit", UINT64_MAX - 1, INT_MIN};  // duration wraps to 19 digits + 1
+    const std::string line = formatted(t.l, INT_MIN, &ending);
+    EXPECT_EQ(line, reference(t.l, INT_MIN, &ending));
+    EXPECT_GE(thread_start_line_room(t.l, &ending), line.size());
+    EXPECT_LE(thread_start_line_room(t.l, &ending), line.size() + 8);
+}
+
 TEST(ThreadStartLine, TooSmallABufferGetsNothingWritten) {
     TypicalThread t;
     const ThreadEnding ending{"cancel", 1, 0};
