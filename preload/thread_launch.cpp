@@ -80,12 +80,14 @@ void mark_pending(Launch& l) {
 }
 
 // The thread_start line of a claimed slot, with its end when given, built on
-// the stack (threads being created have their stack pages faulted in on
-// demand: the line stays within the frames a create+join already touches)
-// and, when it does not fit there, in the shared big buffer. False when it
-// did not fit without the lock may_lock forbids.
+// the stack and, when its room (thread_start_line_room) does not fit there,
+// in the shared big buffer. False when it did not fit without the lock
+// may_lock forbids: the start is then left pending, and a line that names
+// the thread could come first, so the buffer takes module paths of up to
+// about 280 bytes each. It stays within the top 16 KiB of a thread's stack,
+// whose pages glibc keeps when it caches the stack for the next thread.
 bool write_start_line(const Launch& l, const ThreadEnding* ending, bool may_lock) {
-    char small[768];
+    char small[1024];
     if (const std::size_t n = format_thread_start_line(small, sizeof small, l, process().pid, ending); n != 0) {
         process().log.write(small, n);
         return true;

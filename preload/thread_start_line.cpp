@@ -11,9 +11,8 @@ namespace {
 
 // Room for everything but the module paths, the masks and `how`: the keys
 // and every number at its longest (439 bytes; checked by the test's line of
-// extreme values). Kept tight: the line is built in a 768-byte buffer on the
-// stack when its room fits, which leaves about 300 bytes for the two module
-// paths; a longer line is built in the shared big buffer, under its lock.
+// extreme values). Kept tight: the line is built in a buffer on the stack
+// when its room fits there (thread_launch.cpp, write_start_line).
 constexpr std::size_t kFixedRoom = 440;
 
 // A literal's bytes, its NUL left out, copied with a length known at compile time.
