@@ -20,3 +20,8 @@ target_link_libraries(bench_preload_cgroup_quota_read PRIVATE stacksage_preload_
 foreach(b bench_preload_create_cost bench_preload_run_overhead bench_preload_startup bench_preload_ab_compare)
   add_dependencies(${b} stacksage-preload stacksage-model)
 endforeach()
+
+# One thread_start line formatted: the recorder's formatter against JsonLine's
+# build of the same bytes (its test's oracle).
+add_executable(bench_preload_thread_start_line preload_thread_start_line.cpp)
+target_link_libraries(bench_preload_thread_start_line PRIVATE stacksage_preload_base)

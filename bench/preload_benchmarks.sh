@@ -16,6 +16,8 @@ root_flag=""
 echo "== machine: $(nproc) CPUs, $(uname -r)"
 echo "== pthread_create: added cost (side by side, one process)"
 "$build/bench/bench_preload_create_cost" "$preload" 20000
+echo "== pthread_create: one thread_start line formatted"
+"$build/bench/bench_preload_thread_start_line"
 
 echo "== start-up: constructor to main"
 "$build/bench/bench_preload_startup" "$preload" "$examples/startup_clock" 200

@@ -1,5 +1,6 @@
 #include "preload/cpu_mask.hpp"
 
+#include "preload/number_digits.hpp"
 #include "preload/raw_syscall.hpp"
 
 namespace stacksage::preload {
@@ -43,17 +44,18 @@ unsigned CpuMask::count() const {
     return n;
 }
 
+std::size_t CpuMask::max_list_length() const {
+    const unsigned highest_cpu = used_words == 0 ? 0 : used_words * 64 - 1;
+    return static_cast<std::size_t>(count()) * (decimal_length(highest_cpu) + 1);
+}
+
 namespace {
 // Appends the decimal form of v; false when it does not fit.
 bool put_uint(char* out, std::size_t cap, std::size_t& len, unsigned v) {
-    char digits[12];
-    int n = 0;
-    do {
-        digits[n++] = static_cast<char>('0' + v % 10);
-        v /= 10;
-    } while (v != 0);
-    if (len + static_cast<std::size_t>(n) >= cap) return false;
-    while (n > 0) out[len++] = digits[--n];
+    const std::size_t n = decimal_length(v);
+    if (len + n >= cap) return false;
+    write_decimal(out + len, v);
+    len += n;
     return true;
 }
 }  // namespace

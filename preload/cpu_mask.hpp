@@ -39,6 +39,9 @@ struct CpuMask {
     // Writes the list form ("0-7,16-23") NUL-terminated; returns the length,
     // or 0 with an empty string when it does not fit.
     std::size_t format_list(char* out, std::size_t cap) const;
+    // An upper bound of format_list's length: each CPU at most once, with
+    // its separator.
+    std::size_t max_list_length() const;
 };
 
 }  // namespace stacksage::preload

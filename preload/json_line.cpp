@@ -1,6 +1,6 @@
 #include "preload/json_line.hpp"
 
-#include <array>
+#include "preload/number_digits.hpp"
 
 namespace stacksage::preload {
 
@@ -135,36 +135,15 @@ void JsonLine::str(const char* s, std::size_t n) {
     put('"');
 }
 
-// Two digits per division, from a table: every line carries a clock
-// reading of 13 digits or more and a few ids, and an empty thread's
-// thread_start and thread_end spent more on digits than on anything else.
+// Every line carries a clock reading of 13 digits or more and a few ids:
+// digits written in place (number_digits.hpp) after one bounds check.
 void JsonLine::u64(std::uint64_t v) {
-    static constexpr auto kPairs = [] {
-        std::array<char, 200> t{};
-        for (int i = 0; i < 100; ++i) {
-            t[2 * i] = static_cast<char>('0' + i / 10);
-            t[2 * i + 1] = static_cast<char>('0' + i % 10);
-        }
-        return t;
-    }();
     before_value();
-    char digits[20];
-    int at = 20;
-    while (v >= 100) {
-        const auto pair = static_cast<unsigned>(v % 100);
-        v /= 100;
-        at -= 2;
-        digits[at] = kPairs[2 * pair];
-        digits[at + 1] = kPairs[2 * pair + 1];
+    if (len_ + decimal_length(v) + 1 > cap_) {  // and the byte kept for '\n'
+        overflow_ = true;
+        return;
     }
-    if (v >= 10) {
-        at -= 2;
-        digits[at] = kPairs[2 * v];
-        digits[at + 1] = kPairs[2 * v + 1];
-    } else {
-        digits[--at] = static_cast<char>('0' + v);
-    }
-    put(digits + at, static_cast<std::size_t>(20 - at));
+    len_ = static_cast<std::size_t>(write_decimal(buf_ + len_, v) - buf_);
 }
 
 void JsonLine::i64(std::int64_t v) {
@@ -192,21 +171,19 @@ void JsonLine::null() {
 }
 
 void JsonLine::hex(std::uintptr_t v) {
-    static const char kHex[] = "0123456789abcdef";
     // Digits written in place after one bounds check (two per thread_start).
-    const std::size_t n = v == 0 ? 1 : (67 - static_cast<std::size_t>(__builtin_clzll(v))) / 4;
     before_value();
-    if (len_ + n + 5 > cap_) {  // '"0x', the digits, '"', and the byte kept for '\n'
+    if (len_ + hex_length(v) + 5 > cap_) {  // '"0x', the digits, '"', and the byte kept for '\n'
         overflow_ = true;
         return;
     }
     char* out = buf_ + len_;
-    out[0] = '"';
-    out[1] = '0';
-    out[2] = 'x';
-    for (std::size_t i = n; i > 0; --i, v >>= 4) out[2 + i] = kHex[v & 15];
-    out[3 + n] = '"';
-    len_ += n + 4;
+    *out++ = '"';
+    *out++ = '0';
+    *out++ = 'x';
+    out = write_hex_digits(out, v);
+    *out++ = '"';
+    len_ = static_cast<std::size_t>(out - buf_);
 }
 
 void JsonLine::mask(const CpuMask& m) {

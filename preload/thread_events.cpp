@@ -42,9 +42,10 @@ namespace {
 constexpr std::uint64_t kCreatorCpuReadingInterval = 1'000'000;
 
 // glibc reports "no affinity in these attributes" as a mask with every bit set.
+// mask is left untouched without attributes (its cache line stays where it is).
 bool read_attr_mask(const pthread_attr_t* attr, CpuMask& mask) {
-    mask.clear();
     if (attr == nullptr) return false;
+    mask.clear();
     if (pthread_attr_getaffinity_np(attr, CpuMask::kBytes,
                                     reinterpret_cast<cpu_set_t*>(mask.words)) != 0)
         return false;
@@ -283,7 +284,8 @@ STACKSAGE_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* att
         // A return address points just past the call; look up the call itself.
         l->creator = creator_module(return_address - 1);
         l->start_module = modules().find(reinterpret_cast<std::uintptr_t>(start));
-        if (read_attr_mask(attr, l->attr_mask))
+        l->attr_mask_given = read_attr_mask(attr, l->attr_mask);
+        if (l->attr_mask_given)
             l->start_mask.clear();
         else
             l->mask_generation = own_mask(l->start_mask);

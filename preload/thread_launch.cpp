@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include "preload/module_table.hpp"
+#include "preload/thread_start_line.hpp"
 #include "preload/thread_start_writer.hpp"
 #include "preload/tracer.hpp"
 
@@ -78,43 +79,33 @@ void mark_pending(Launch& l) {
     g_pending.words[i / 64].fetch_or(std::uint64_t{1} << (i % 64), std::memory_order_seq_cst);
 }
 
-void add_module(JsonLine& line, const char* key, const Module* m) {
-    line.key(key);
-    if (m != nullptr && m->json != nullptr)
-        line.json_value(m->json, m->json_len);
-    else if (m != nullptr)
-        line.str(m->path);
-    else
-        line.null();
-}
-
-// The thread_start line of a claimed slot, with its end when given. False
-// when it did not fit without the lock may_lock forbids.
+// The thread_start line of a claimed slot, with its end when given, built on
+// the stack and, when its room (thread_start_line_room) does not fit there,
+// in the shared big buffer. False when it did not fit without the lock
+// may_lock forbids: the start is then left pending, and a line that names
+// the thread could come first, so the buffer takes module paths of up to
+// about 280 bytes each. It stays within the top 16 KiB of a thread's stack,
+// whose pages glibc keeps when it caches the stack for the next thread.
 bool write_start_line(const Launch& l, const ThreadEnding* ending, bool may_lock) {
-    namespace start = event_schema::thread_start;
-    const std::uint64_t start_ns = l.start_ns.load(std::memory_order_relaxed);
-    return write_event_as(start::event, l.tid, start_ns, may_lock, [&](JsonLine& line) {
-        line.field_u(start::seq, l.seq);
-        // The handle joins this thread to thread_name and affinity events
-        // that named it before it had started (and registered its tid).
-        line.field_hex(start::pthread, l.pthread);
-        line.field(start::creator_tid, static_cast<std::int64_t>(l.creator_tid));
-        add_module(line, start::creator_module, l.creator);
-        add_module(line, start::start_module, l.start_module);
-        if (l.start_module != nullptr)
-            line.field_hex(start::start_offset, reinterpret_cast<std::uintptr_t>(l.start) - l.start_module->start);
-        line.field_u(start::create_t, l.create_ns);
-        if (l.creator_cpu_ns >= 0) line.field(start::creator_cpu_ns, l.creator_cpu_ns);
-        if (l.attr_mask.valid) line.field_mask(start::attr_cpuset, l.attr_mask);
-        line.field_mask(start::cpuset, l.start_mask);
-        line.field(start::cpu, static_cast<std::int64_t>(l.start_cpu));
-        if (ending != nullptr) {
-            line.field_u(start::end_t, ending->end_ns);
-            line.field(start::how, ending->how);
-            line.field(start::end_cpu, static_cast<std::int64_t>(sched_getcpu()));
-            line.field_u(start::duration_ns, ending->end_ns - start_ns);
-        }
-    });
+    char small[1024];
+    if (const std::size_t n = format_thread_start_line(small, sizeof small, l, process().pid, ending); n != 0) {
+        process().log.write(small, n);
+        return true;
+    }
+    if (!may_lock) return false;
+    big_line_lock().lock();
+    if (const std::size_t n = format_thread_start_line(big_line_buffer(), kBigLineBytes, l, process().pid, ending);
+        n != 0) {
+        process().log.write(big_line_buffer(), n);
+    } else {
+        // Paths and masks too long even for the big buffer: still counted.
+        JsonLine line(big_line_buffer(), kBigLineBytes);
+        begin_event_at(line, event_schema::thread_start::event, l.tid, l.start_ns.load(std::memory_order_relaxed));
+        line.field_bool(event_schema::common::truncated, true);
+        if (const std::size_t n = line.finish(); n != 0) process().log.write(big_line_buffer(), n);
+    }
+    big_line_lock().unlock();
+    return true;
 }
 
 }  // namespace
@@ -149,7 +140,9 @@ std::uint64_t set_start_pending(Launch& l) {
 bool write_start_at_end(Launch& l, std::uint64_t use, const ThreadEnding& ending) {
     if (claim(l, use)) {
         const bool together = ending.end_ns - l.start_ns.load(std::memory_order_relaxed) < kStartLineDelayNs;
-        write_start_line(l, together ? &ending : nullptr, /*may_lock=*/true);
+        ThreadEnding ended = ending;
+        if (together) ended.cpu = sched_getcpu();
+        write_start_line(l, together ? &ended : nullptr, /*may_lock=*/true);
         free_slot(l);
         return together;
     }

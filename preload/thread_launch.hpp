@@ -26,28 +26,35 @@ namespace stacksage::preload {
 
 struct Module;
 
+// Laid out for the caches: the slot passes from the creating core to the
+// new thread's, and back to the creator for the next creation. What both
+// write and read is in two cache lines: the creator's fields in the first;
+// the new thread's, the start mask's small fields and its first words in the
+// second. The attributes' mask, rare, is last and touched only when given.
 struct alignas(64) Launch {
     std::atomic<std::uint64_t> state{0};  // its use and its state (thread_launch.cpp)
     // Filled by the creator.
     void* (*start)(void*) = nullptr;
     void* arg = nullptr;
-    int creator_tid = 0;
     const Module* creator = nullptr;
     const Module* start_module = nullptr;
     std::uint64_t create_ns = 0;
     std::int64_t creator_cpu_ns = -1;  // the creator's CPU time at create_ns; -1: not read
-    CpuMask attr_mask;  // valid only when the attributes carried a mask
-    // Without attr_mask: the creator's mask, which the new thread inherits,
-    // valid at mask_generation (known_mask.hpp). The new thread replaces it
-    // with the one it read when that was needed: the mask it started with.
-    CpuMask start_mask;
+    int creator_tid = 0;
+    // The generation start_mask is valid at (known_mask.hpp).
     std::uint32_t mask_generation = 0;
     // Filled by the new thread as it starts.
     std::atomic<std::uint64_t> start_ns{0};  // read by other threads before they claim the slot
+    std::uintptr_t pthread = 0;
     int tid = 0;
     std::uint32_t seq = 0;
     int start_cpu = -1;
-    std::uintptr_t pthread = 0;
+    bool attr_mask_given = false;  // by the creator: attr_mask holds the attributes' mask
+    // Without attr_mask: the creator's mask, which the new thread inherits,
+    // valid at mask_generation. The new thread replaces it with the one it
+    // read when that was needed: the mask it started with.
+    CpuMask start_mask;
+    CpuMask attr_mask;  // meaningful only when attr_mask_given
 };
 
 // The creator's part. nullptr when every slot is taken by a creation under
@@ -62,8 +69,9 @@ std::uint64_t set_start_pending(Launch& l);
 
 // How a thread ended, for its own end (below).
 struct ThreadEnding {
-    const char* how = nullptr;
+    const char* how = nullptr;  // one of our literals: "return", "cancel", "pthread_exit"
     std::uint64_t end_ns = 0;
+    int cpu = -1;  // the CPU it ended on
 };
 // At the thread's end. Returns true when its start was written here together
 // with its end (it ended within 1 ms and nobody had written its start): then
