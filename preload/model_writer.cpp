@@ -112,7 +112,7 @@ int write_model(const char* host_dir, const char* log_name, std::uint64_t stream
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) int stacksage_write_process_model(
+extern "C" __attribute__((visibility("default"))) int stacksage_write_process_model_v3(
     const char* host_dir, const char* log_name, uint64_t stream, const uint64_t* region_offsets, size_t regions,
     int64_t pid, int64_t rank, char* error, size_t error_cap) {
     // Nothing may escape into the application's exit path.

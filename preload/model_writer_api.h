@@ -12,7 +12,12 @@ extern "C" {
 #endif
 
 #define kStacksageModelWriterLibrary "libstacksage-model.so"
-#define kStacksageModelWriterSymbol "stacksage_write_process_model"
+/* The entry point's name carries the interface's version, raised with every
+ * change of its arguments or of what it reads: a writer library of another
+ * stacksage found next to the preload (a copy left in a shared folder) then
+ * has no such symbol and is refused with dlsym's error in the model event,
+ * instead of being called with arguments it does not take. */
+#define kStacksageModelWriterSymbol "stacksage_write_process_model_v3"
 
 /* Reads stream `stream` of <host_dir>/<log_name> (the node's event file;
  * from its `regions` regions at `region_offsets`, in stream order, not the
@@ -28,7 +33,7 @@ typedef int (*StacksageWriteProcessModel)(const char* host_dir, const char* log_
                                           const uint64_t* region_offsets, size_t regions, int64_t pid,
                                           int64_t rank, char* error, size_t error_cap);
 
-int stacksage_write_process_model(const char* host_dir, const char* log_name, uint64_t stream,
+int stacksage_write_process_model_v3(const char* host_dir, const char* log_name, uint64_t stream,
                                   const uint64_t* region_offsets, size_t regions, int64_t pid, int64_t rank,
                                   char* error, size_t error_cap);
 

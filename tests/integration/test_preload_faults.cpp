@@ -291,6 +291,42 @@ TEST(PreloadFaults, DescriptorExhaustionLeavesTheApplicationAsItWas) {
     EXPECT_TRUE(recorder_messages(r.err).empty()) << r.err;
 }
 
+// A copy of the preload next to the model writer of an older stacksage (a
+// shared folder of libraries that kept an old file): the writer's entry
+// point has another interface, so it is refused by name, never called with
+// arguments it does not take; the application runs as without it.
+TEST(PreloadFaults, AModelWriterOfAnotherInterfaceIsRefusedNotCalled) {
+    TempDir scratch;
+    const fs::path lib = scratch.path() / "lib";
+    fs::create_directory(lib);
+    fs::copy_file(preload_library(), lib / "libstacksage-preload.so");
+    fs::copy_file(STACKSAGE_OLDER_MODEL_WRITER_PATH, lib / "libstacksage-model.so");
+    const fs::path out = scratch.path() / "out";
+    fs::create_directory(out);
+    RunResult plain = run_untraced({"threads", "20"});
+    RunOptions o;
+    o.argv = {example("fault_cases"), "threads", "20"};
+    o.preload = false;
+    o.env = {{"LD_PRELOAD", cli::with_sanitizer_runtime((lib / "libstacksage-preload.so").string())},
+             {"STACKSAGE_OUTPUT", out.string()}};
+    if (const char* variable = cli::sanitizer_options_variable())
+        o.env[variable] = cli::sanitizer_options_for_traced_programs(o.env[variable]);
+    RunResult r = run(o);
+    EXPECT_EQ(r.wait_status, plain.wait_status) << describe_status(r.wait_status) << "\n" << r.err;
+    EXPECT_EQ(r.out, plain.out);
+    auto logs = read_logs(out);
+    ASSERT_EQ(logs.size(), 1u) << describe(logs);
+    expect_well_formed(logs[0]);
+    expect_complete(logs[0]);
+    EXPECT_EQ(logs[0].all("thread_start").size(), 20u);
+    auto model = logs[0].first("model");
+    ASSERT_TRUE(model);
+    EXPECT_FALSE((*model)["ok"].get<bool>());
+    const std::string error = (*model)["error"];
+    EXPECT_NE(error.find((lib / "libstacksage-model.so").string()), std::string::npos) << error;
+    EXPECT_NE(error.find("stacksage_write_process_model_v"), std::string::npos) << error;
+}
+
 // The limit is low from the start (lowered before exec, as `ulimit -n 32`
 // does): the recorder puts its descriptors above it (the hard limit allows),
 // so the application still opens exactly as many files as without it.
