@@ -441,10 +441,10 @@ async function bench(chromium) {
       const wall = Date.now() - t0;
       const script = await page.eval('window.stacksageRenderMs');
       const pus = await page.eval("document.querySelectorAll('#topo .pu').length");
-      // Switching to another node redraws its topology, findings, timeline and tables.
+      // Switching to another group redraws its node's topology, findings, timeline and tables.
       const other = Math.min(7, (await page.eval("document.querySelectorAll('#grid .cell').length")) - 1);
       const switchMs = await page.eval(`(() => { const t = performance.now(); document.querySelector('#grid .cell[data-group="${other}"]').click(); return new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(performance.now() - t)))); })()`);
-      results.push({ load_to_rendered_ms: wall, script_ms: Math.round(script), switch_node_ms: Math.round(switchMs), pus_drawn: pus, errors: page.errors.length });
+      results.push({ load_to_rendered_ms: wall, script_ms: Math.round(script), switch_group_ms: Math.round(switchMs), pus_drawn: pus, errors: page.errors.length });
       if (args.screenshot && i === runs - 1) await page.screenshot(args.screenshot);
       await page.send('Page.close').catch(() => {});
     }
@@ -452,7 +452,7 @@ async function bench(chromium) {
   const walls = results.map(r => r.load_to_rendered_ms).sort((a, b) => a - b);
   const summary = { page: args.bench, bytes: fs.statSync(args.bench).size, runs: results, median_ms: walls[Math.floor(walls.length / 2)], max_ms: walls[walls.length - 1] };
   console.log(JSON.stringify(summary, null, 1));
-  console.log(`render: median ${summary.median_ms} ms, max ${summary.max_ms} ms over ${results.length} loads, switching nodes ${Math.max(...results.map(r => r.switch_node_ms))} ms at most (${results[0].pus_drawn} PUs drawn, ${results.reduce((n, r) => n + r.errors, 0)} console errors); page ${summary.bytes} bytes`);
+  console.log(`render: median ${summary.median_ms} ms, max ${summary.max_ms} ms over ${results.length} loads, switching groups ${Math.max(...results.map(r => r.switch_group_ms))} ms at most (${results[0].pus_drawn} PUs drawn, ${results.reduce((n, r) => n + r.errors, 0)} console errors); page ${summary.bytes} bytes`);
   if (results.some(r => r.errors)) failures++;
 }
 
