@@ -58,6 +58,10 @@ struct NodeGroup {
     std::string hosts;                       // the members in hostlist notation: "n[001-128,130]"
     std::optional<Severity> worst_severity;  // of the group's findings (run-wide ones not counted); nullopt: none
     std::vector<GroupFinding> findings;      // in the order of each member's findings
+    // The node a report draws for the whole group (the page's topology,
+    // heatmaps and load): its first member in run order, whose figures the
+    // group's texts name where the members' words differ.
+    std::size_t representative() const { return nodes.front(); }
 };
 
 // Groups the nodes of an analysed run (its nodes, processes, findings and

@@ -66,33 +66,39 @@ json node_summary_to_json(const NodeSummary& n) {
     return j;
 }
 
-json node_groups_to_json(const AnalysisResult& a, FindingJsonShape shape) {
-    json groups = json::array();
-    for (const NodeGroup& g : a.node_groups) {
-        json nodes = json::array();
-        for (std::size_t n : g.nodes)
-            nodes.push_back(shape == FindingJsonShape::Report ? json(a.nodes[n].host) : json(n));
-        json findings = json::array();
-        for (const GroupFinding& f : g.findings) {
-            json figures = json::object();
-            for (const FigureRange& r : f.figures) figures[r.name] = {{"min", r.min}, {"max", r.max}};
-            findings.push_back({{"code", std::string(to_string(f.code))},
-                                {"severity", std::string(to_string(f.severity))},
-                                {"check", f.check},
-                                {"resources", f.resources.to_list_string()},
-                                {"message", f.message},
-                                {"detail", f.detail},
-                                {"suggestion", f.suggestion},
-                                {"findings", f.findings},
-                                {"flow_count", {{"min", f.flow_count_min}, {"max", f.flow_count_max}}},
-                                {"figures", std::move(figures)}});
-        }
-        groups.push_back({{"hosts", g.hosts},
-                          {"size", g.nodes.size()},
-                          {"nodes", std::move(nodes)},
-                          {"worst", g.worst_severity ? json(std::string(to_string(*g.worst_severity))) : json(nullptr)},
-                          {"findings", std::move(findings)}});
+json node_group_to_json(const AnalysisResult& a, const NodeGroup& g, FindingJsonShape shape) {
+    const bool report = shape == FindingJsonShape::Report;
+    json findings = json::array();
+    for (const GroupFinding& f : g.findings) {
+        json figures = json::object();
+        for (const FigureRange& r : f.figures) figures[r.name] = {{"min", r.min}, {"max", r.max}};
+        json finding = {{"code", std::string(to_string(f.code))},
+                        {"severity", std::string(to_string(f.severity))},
+                        {"check", f.check},
+                        {"resources", f.resources.to_list_string()},
+                        {"message", f.message},
+                        {"detail", f.detail},
+                        {"suggestion", f.suggestion},
+                        {"flow_count", {{"min", f.flow_count_min}, {"max", f.flow_count_max}}},
+                        {"figures", std::move(figures)}};
+        if (report) finding["findings"] = f.findings;
+        findings.push_back(std::move(finding));
     }
+    json group = {{"hosts", g.hosts},
+                  {"size", g.nodes.size()},
+                  {"worst", g.worst_severity ? json(std::string(to_string(*g.worst_severity))) : json(nullptr)},
+                  {"findings", std::move(findings)}};
+    if (report) {
+        json nodes = json::array();
+        for (std::size_t n : g.nodes) nodes.push_back(a.nodes[n].host);
+        group["nodes"] = std::move(nodes);
+    }
+    return group;
+}
+
+json node_groups_to_json(const AnalysisResult& a) {
+    json groups = json::array();
+    for (const NodeGroup& g : a.node_groups) groups.push_back(node_group_to_json(a, g));
     return groups;
 }
 

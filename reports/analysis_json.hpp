@@ -31,11 +31,17 @@ nlohmann::json finding_to_json(const Finding& finding, FindingJsonShape shape = 
 nlohmann::json node_summary_to_json(const NodeSummary& node);
 
 // \return the analysis' node groups (analysis/node_groups.hpp), worst
-//         first: hosts (hostlist notation), size, nodes (Report: host names;
-//         Page: indices into the nodes array), worst, and findings, each
-//         with the group's message, detail and suggestion, the indices of
-//         the members' findings into the findings array, and flow_count and
-//         figures as {min, max} over the group.
-nlohmann::json node_groups_to_json(const AnalysisResult& analysis, FindingJsonShape shape = FindingJsonShape::Report);
+//         first: hosts (hostlist notation), size, nodes (host names), worst,
+//         and findings, each with the group's message, detail and
+//         suggestion, the indices of the members' findings into the findings
+//         array, and flow_count and figures as {min, max} over the group.
+nlohmann::json node_groups_to_json(const AnalysisResult& analysis);
+
+// \return one node group as node_groups_to_json writes it (Report shape);
+//         the Page shape leaves out what grows with the group's nodes (its
+//         members' names and their findings' indices): the page of a million
+//         ranks stays the size of its groups.
+nlohmann::json node_group_to_json(const AnalysisResult& analysis, const NodeGroup& group,
+                                  FindingJsonShape shape = FindingJsonShape::Report);
 
 }  // namespace stacksage

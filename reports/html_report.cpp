@@ -165,8 +165,14 @@ json run_json(const ReportData& data, const AnalysisResult& a) {
             {"launcher", std::string(to_string(a.launcher.kind))}};
 }
 
+// The whole run's counts: the page shows only the groups' representatives.
 json summary_json(const ReportData& data, const AnalysisResult& a) {
-    return {{"errors", a.count(Severity::Error)},
+    std::size_t processes = 0;
+    for (const ProcessView& p : a.view.processes) processes += !p.launcher;
+    return {{"nodes", a.view.nodes.size()},
+            {"processes", processes},
+            {"flows", a.view.flows.size()},
+            {"errors", a.count(Severity::Error)},
             {"warnings", a.count(Severity::Warning)},
             {"infos", a.count(Severity::Info)},
             {"logs", data.logs},
@@ -179,7 +185,7 @@ json runtimes_json(const RunView& view) {
     return runtimes;
 }
 
-// The node's summary (analysis) and its boxes (model); fills `drawn`.
+// A node's summary (analysis) and its boxes (model); fills `drawn`.
 json node_json(const Model& model, const NodeView& nv, const NodeSummary& summary, DrawnNode& drawn) {
     BoxBuilder builder(model, drawn.pus, drawn.pu_index);
     json node = node_summary_to_json(summary);
@@ -292,43 +298,81 @@ json load_json(const NodeLoad& load) {
             {"run_ns", load.run_ns()}};
 }
 
-// The page's nodes, one at a time: node n's boxes, per-PU usage, load
-// and memory heatmap.
-class NodesJson {
+// The page's sections, one per node group (analysis/node_groups.hpp): the
+// group as the analysis wrote it (hosts, size, findings with figures as
+// ranges) and its representative node drawn once: boxes, per-PU usage, load
+// and memory heatmap. Alike nodes are drawn once, so the page grows with the
+// groups, not the nodes. Only the representatives' processes and flows are
+// on the page (processes name their group, flows their page process).
+class GroupsJson {
 public:
-    NodesJson(const AnalysisResult& a, const Model& model) : a_(a), model_(model), memory_of_(a.view.nodes.size(), kNone) {
+    GroupsJson(const AnalysisResult& a, const Model& model) : a_(a), model_(model) {
+        const RunView& view = a.view;
         // Each heatmap goes to the first node of its host (a later heatmap
         // of the same host replaces an earlier one).
         std::unordered_map<std::string_view, std::size_t> first_node_of_host;
-        for (std::size_t n = 0; n < a.view.nodes.size(); ++n) first_node_of_host.emplace(a.view.nodes[n].host, n);
+        for (std::size_t n = 0; n < view.nodes.size(); ++n) first_node_of_host.emplace(view.nodes[n].host, n);
+        std::unordered_map<std::size_t, std::size_t> memory_of_node;
         for (std::size_t h = 0; h < a.memory.size(); ++h)
-            if (auto it = first_node_of_host.find(a.memory[h].host); it != first_node_of_host.end()) memory_of_[it->second] = h;
+            if (auto it = first_node_of_host.find(a.memory[h].host); it != first_node_of_host.end()) memory_of_node[it->second] = h;
+        std::vector<std::size_t> group_of_node(view.nodes.size(), kNone);
+        memory_of_group_.assign(a.node_groups.size(), kNone);
+        for (std::size_t g = 0; g < a.node_groups.size(); ++g) {
+            const std::size_t rep = a.node_groups[g].representative();
+            group_of_node[rep] = g;
+            if (auto it = memory_of_node.find(rep); it != memory_of_node.end()) memory_of_group_[g] = it->second;
+        }
+        std::vector<std::size_t> page_process(view.processes.size(), kNone);
+        for (std::size_t p = 0; p < view.processes.size(); ++p) {
+            const std::size_t g = group_of_node[view.processes[p].node];
+            if (g == kNone) continue;
+            page_process[p] = processes_.size();
+            processes_.push_back({p, g});
+        }
+        for (std::size_t f = 0; f < view.flows.size(); ++f)
+            if (const std::size_t p = page_process[view.flows[f].process]; p != kNone) flows_.push_back({f, p});
     }
-    std::size_t size() const { return a_.view.nodes.size(); }
-    json operator()(std::size_t n) const {
+    std::size_t size() const { return a_.node_groups.size(); }
+    json operator()(std::size_t g) const {
+        const NodeGroup& group = a_.node_groups[g];
+        const std::size_t n = group.representative();
         DrawnNode drawn;
         json node = node_json(model_, a_.view.nodes[n], a_.nodes[n], drawn);
         add_pu_usage(node, a_.pu_usage[n], a_.nodes[n], drawn);
         if (n < a_.loads.size()) node["load"] = load_json(a_.node_load_with_series(static_cast<std::uint32_t>(n)));
-        if (memory_of_[n] != kNone) node["memory"] = memory_json(a_.memory[memory_of_[n]], drawn);
-        return node;
+        if (memory_of_group_[g] != kNone) node["memory"] = memory_json(a_.memory[memory_of_group_[g]], drawn);
+        json section = node_group_to_json(a_, group, FindingJsonShape::Page);
+        section["node"] = std::move(node);
+        return section;
     }
+    // The representatives' processes and flows: (index in the run view,
+    // the group's or page process's index on the page).
+    struct Row {
+        std::size_t view_index;
+        std::size_t owner;
+    };
+    const std::vector<Row>& processes() const { return processes_; }
+    const std::vector<Row>& flows() const { return flows_; }
 
 private:
     static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
     const AnalysisResult& a_;
     const Model& model_;
-    std::vector<std::size_t> memory_of_;  // per node: its heatmap in a.memory, or kNone
+    std::vector<std::size_t> memory_of_group_;  // per group: its representative's heatmap in a.memory, or kNone
+    std::vector<Row> processes_, flows_;
 };
 
+// The run-wide findings (no node of their own); every node's findings are
+// in its group's section, as one.
 json findings_json(const AnalysisResult& a) {
     json findings = json::array();
-    for (const Finding& f : a.findings) findings.push_back(finding_to_json(f, FindingJsonShape::Page));
+    for (const Finding& f : a.findings)
+        if (f.node.empty()) findings.push_back(finding_to_json(f, FindingJsonShape::Page));
     return findings;
 }
 
-json process_json(const ProcessView& p, const Model& model) {
-    return {{"node", p.node},
+json process_json(const ProcessView& p, std::size_t group, const Model& model) {
+    return {{"group", group},
             {"rank", rank_to_json(p.rank)},
             {"pid", p.pid},
             {"name", std::string(p.name)},
@@ -342,10 +386,10 @@ json process_json(const ProcessView& p, const Model& model) {
 // Flows as rows, in the order of kFlowColumns.
 const char* const kFlowColumns[] = {"process", "tid", "name", "runtime", "kind", "start_ns", "end_ns", "cpu_us", "state", "cpuset", "affinity"};
 
-json flow_json(const FlowView& f) {
+json flow_json(const FlowView& f, std::size_t page_process) {
     json intervals = json::array();
     for (const AffinityInterval& i : f.intervals) intervals.push_back({i.start_ns, i.end_ns, i.cpuset.to_list_string()});
-    return {f.process, f.tid, std::string(f.name), f.runtime, std::string(to_string(f.kind)), f.start_ns, f.end_ns,
+    return {page_process, f.tid, std::string(f.name), f.runtime, std::string(to_string(f.kind)), f.start_ns, f.end_ns,
             f.cpu_time_us, std::string(activity_state(f)), f.placement.to_list_string(), std::move(intervals)};
 }
 
@@ -361,8 +405,8 @@ json notes_json(const std::vector<LoadNote>* notes) {
 
 namespace {
 
-// The members of the page's data but its per-node, per-process and per-flow
-// arrays (page_arrays), which grow with the run.
+// The members of the page's data but its per-group, per-process and
+// per-flow arrays (page_arrays), made one element at a time.
 json page_data_without_arrays(const ReportData& data) {
     const AnalysisResult& a = *data.analysis;
     json doc;
@@ -372,7 +416,6 @@ json page_data_without_arrays(const ReportData& data) {
     doc["summary"] = summary_json(data, a);
     doc["runtimes"] = runtimes_json(a.view);
     doc["findings"] = findings_json(a);
-    doc["node_groups"] = node_groups_to_json(a, FindingJsonShape::Page);
     doc["flow_columns"] = kFlowColumns;
     doc["notes"] = notes_json(data.notes);
     if (data.network != nullptr) doc["network"] = network_to_json(*data.network);
@@ -380,11 +423,17 @@ json page_data_without_arrays(const ReportData& data) {
 }
 
 std::map<std::string, StreamedArray, std::less<>> page_arrays(const AnalysisResult& a, const Model& model,
-                                                              const NodesJson& nodes) {
+                                                              const GroupsJson& groups) {
     const RunView& view = a.view;
-    return {{"nodes", {nodes.size(), [&nodes](std::size_t n) { return nodes(n); }}},
-            {"processes", {view.processes.size(), [&view, &model](std::size_t i) { return process_json(view.processes[i], model); }}},
-            {"flows", {view.flows.size(), [&view](std::size_t i) { return flow_json(view.flows[i]); }}}};
+    return {{"groups", {groups.size(), [&groups](std::size_t g) { return groups(g); }}},
+            {"processes", {groups.processes().size(), [&view, &model, &groups](std::size_t i) {
+                 const GroupsJson::Row& r = groups.processes()[i];
+                 return process_json(view.processes[r.view_index], r.owner, model);
+             }}},
+            {"flows", {groups.flows().size(), [&view, &groups](std::size_t i) {
+                 const GroupsJson::Row& r = groups.flows()[i];
+                 return flow_json(view.flows[r.view_index], r.owner);
+             }}}};
 }
 
 // json_for_script_block's escapes, on a piece of the text: pieces are whole
@@ -408,8 +457,8 @@ void append_script_safe(std::string& out, std::string_view text) {
 
 nlohmann::json html_report_data(const ReportData& data, const Model& model) {
     json doc = page_data_without_arrays(data);
-    const NodesJson nodes(*data.analysis, model);
-    for (const auto& [key, array] : page_arrays(*data.analysis, model, nodes)) {
+    const GroupsJson groups(*data.analysis, model);
+    for (const auto& [key, array] : page_arrays(*data.analysis, model, groups)) {
         json elements = json::array();
         for (std::size_t i = 0; i < array.count; ++i) elements.push_back(array.element(i));
         doc[key] = std::move(elements);
@@ -438,7 +487,7 @@ void write_html_report(const ReportData& data, const Model& model, const TextSin
     const std::string title = "stacksage report: " + a.run_name;
     // The title passes through nlohmann's UTF-8 replacement first, like the data.
     const std::string safe_title = nlohmann::json(title).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    const NodesJson nodes(a, model);
+    const GroupsJson groups(a, model);
     auto write_data = [&](const TextSink& page_sink) {
         std::string safe;
         const TextSink script_safe = [&](std::string_view piece) {
@@ -446,7 +495,7 @@ void write_html_report(const ReportData& data, const Model& model, const TextSin
             append_script_safe(safe, piece);
             page_sink(safe);
         };
-        write_json_object(script_safe, page_data_without_arrays(data), page_arrays(a, model, nodes), -1);
+        write_json_object(script_safe, page_data_without_arrays(data), page_arrays(a, model, groups), -1);
     };
     write_html_page(sink, html_escape(nlohmann::json::parse(safe_title).get<std::string>()), write_data,
                     data.network != nullptr ? render_network_html(*data.network) : std::string());

@@ -1,9 +1,12 @@
 // The HTML report: one self-contained page (inline CSS and JavaScript, no
-// network access, opens from a file after `scp`) that draws each node's
-// topology as nested boxes coloured by the flows allowed per PU, the CPU time
-// per PU or the memory accesses served per level, the findings linked to the
-// boxes they concern, a table of processes and flows, and a timeline of the
-// flows per runtime. docs/html-report.md describes the page.
+// network access, opens from a file after `scp`) with one section per node
+// group (the analysis's: nodes with the same findings as one,
+// analysis/node_groups.hpp), each drawn once from its representative node:
+// the topology as nested boxes coloured by the flows allowed per PU, the CPU
+// time per PU or the memory accesses served per level, the findings linked
+// to the boxes they concern, a table of processes and flows, and a timeline
+// of the flows per runtime. A million ranks in a dozen groups give a page of
+// a dozen drawn nodes. docs/html-report.md describes the page.
 //
 // The page embeds its data as JSON in a <script type="application/json">
 // block and renders it with vanilla JavaScript that only ever writes data
@@ -24,17 +27,18 @@
 namespace stacksage {
 
 // Version of the embedded data (docs/html-report.md).
-inline constexpr int kHtmlReportDataVersion = 1;
+inline constexpr int kHtmlReportDataVersion = 2;
 
-// The data the page embeds: run, nodes (with their box trees and per-PU
-// arrays), findings, processes, flows. model: the merged model the analysis
+// The data the page embeds: run, summary (the whole run's counts), groups
+// (each with its representative node's box tree and per-PU arrays), the
+// run-wide findings, the representatives' processes and flows. model: the merged model the analysis
 // in `data` was computed from.
 nlohmann::json html_report_data(const ReportData& data, const Model& model);
 
 // The whole page.
 std::string render_html_report(const ReportData& data, const Model& model);
 
-// The same page written in pieces: one node's, process's or flow's data at
+// The same page written in pieces: one group's, process's or flow's data at
 // a time is in memory.
 void write_html_report(const ReportData& data, const Model& model, const TextSink& sink);
 

@@ -10,55 +10,88 @@ function fmtNum(v){ return (v === null || v === undefined) ? '-' : Number(v).toL
 function fmtMs(ms){ if (ms === null || ms === undefined || ms < 0) return '-'; if (ms >= 1000) return (ms/1000).toFixed(2) + ' s'; return ms.toFixed(ms < 10 ? 2 : 0) + ' ms'; }
 var SEV = {none: 0, info: 1, warning: 2, error: 3};
 var FC = {}; D.flow_columns.forEach(function(c, i){ FC[c] = i; });
-var state = {node: 0, mode: 'allowed', level: null, finding: -1, allNodes: false};
+// One section per node group: a group's representative node (g.node) is drawn for all its nodes.
+var state = {group: 0, mode: 'allowed', level: null, finding: null, allGroups: false};
+function cur(){ return D.groups[state.group].node; }
+function nodesWord(n){ return Number(n).toLocaleString('en-US') + (n === 1 ? ' node' : ' nodes'); }
 var puEls = [];   // PU elements of the drawn node, by PU index
 var boxOfPu = []; // innermost box (core) element holding each PU
 
 // ---- Header --------------------------------------------------------------
 $('run-name').textContent = D.run.name || D.run.directory;
 $('run-cmd').textContent = D.run.command || '';
-var nproc = 0, nflows = D.flows.length;
-D.processes.forEach(function(p){ if (!p.launcher) nproc++; });
-[['nodes', D.nodes.length], ['processes', nproc], ['flows', nflows], ['errors', D.summary.errors], ['warnings', D.summary.warnings], ['infos', D.summary.infos]].forEach(function(kv){
-  var s = el('span', null, kv[1] + ' ' + kv[0]); s.setAttribute('data-count', kv[0]); $('counts').appendChild(s);
+// The whole run's counts (the page holds only each group's drawn node).
+[['nodes', D.summary.nodes], ['node groups', D.groups.length], ['processes', D.summary.processes], ['flows', D.summary.flows], ['errors', D.summary.errors], ['warnings', D.summary.warnings], ['infos', D.summary.infos]].forEach(function(kv){
+  var s = el('span', null, fmtNum(kv[1]) + ' ' + kv[0]); s.setAttribute('data-count', kv[0]); s.setAttribute('data-value', String(kv[1])); $('counts').appendChild(s);
 });
 var notes = $('notes');
 D.notes.forEach(function(n){ notes.appendChild(el('div', 'note', n.level + (n.file ? ' (' + n.file + ')' : '') + ': ' + n.message)); });
 if (!D.notes.length) notes.appendChild(el('div', 'muted', 'Every log and topology was read without trouble.'));
 
-// ---- Nodes: selector and overview, one cell per node, grouped as the analysis grouped them ----
-var sel = $('node-select'), grid = $('grid');
-D.nodes.forEach(function(n, i){ var o = el('option', null, n.host); o.value = String(i); sel.appendChild(o); });
-function nodeCell(i){
-  var n = D.nodes[i];
-  var c = el('div', 'cell sev-' + n.worst, n.host); c.setAttribute('data-node', String(i)); c.setAttribute('data-worst', n.worst);
-  c.title = n.host + ': worst finding ' + n.worst + ', ' + (n.processes || 0) + ' processes, ' + (n.threads || 0) + ' threads';
-  c.addEventListener('click', function(){ selectNode(i); var t = $('topology-section'); if (t.scrollIntoView) t.scrollIntoView(); });
-  return c;
-}
-(D.node_groups || []).forEach(function(g, gi){
-  var box = el('div', 'ngroup sev-border-' + (g.worst || 'none')); box.setAttribute('data-group', String(gi)); box.setAttribute('data-hosts', g.hosts);
+// ---- Node groups: selector and overview, one section per group as the analysis grouped them ----
+// Each section: the group's hosts (hostlist notation), how many nodes it stands for, its warnings
+// and errors (figures as ranges), and one cell for the node drawn for it, coloured by its worst finding.
+var sel = $('group-select'), grid = $('grid');
+D.groups.forEach(function(g, gi){ var o = el('option', null, g.hosts + (g.size > 1 ? ' (' + nodesWord(g.size) + ')' : '')); o.value = String(gi); sel.appendChild(o); });
+D.groups.forEach(function(g, gi){
+  var n = g.node;
+  var box = el('div', 'ngroup sev-border-' + (g.worst || 'none')); box.setAttribute('data-group', String(gi)); box.setAttribute('data-hosts', g.hosts); box.setAttribute('data-size', String(g.size));
   var head = el('div', 'ghead');
   head.appendChild(el('span', 'ghosts', g.hosts));
-  head.appendChild(el('span', 'muted', g.size + (g.size === 1 ? ' node' : ' nodes') + ', worst finding: ' + (g.worst || 'none')));
+  head.appendChild(el('span', 'gsize', nodesWord(g.size)));
+  head.appendChild(el('span', 'muted', 'worst finding: ' + (g.worst || 'none') + (g.size > 1 ? '; drawn from ' + n.host + ', the same findings on every node' : '')));
   box.appendChild(head);
   g.findings.forEach(function(f){
     if (f.severity === 'info') return;
     var line = el('div', 'gfinding'); line.appendChild(el('span', 'sevtag sev-' + f.severity, f.severity)); line.appendChild(document.createTextNode(' ' + f.message)); box.appendChild(line);
   });
   var cells = el('div', 'gcells');
-  g.nodes.forEach(function(i){ cells.appendChild(nodeCell(i)); });
+  var c = el('div', 'cell sev-' + n.worst, g.size > 1 ? n.host + ' for ' + nodesWord(g.size) : n.host); c.setAttribute('data-group', String(gi)); c.setAttribute('data-worst', n.worst);
+  c.title = n.host + (g.size > 1 ? ', drawn for the ' + nodesWord(g.size) + ' of ' + g.hosts : '') + ': worst finding ' + n.worst + ', ' + (n.processes || 0) + ' processes, ' + (n.threads || 0) + ' threads';
+  c.addEventListener('click', function(){ selectGroup(gi); var t = $('topology-section'); if (t.scrollIntoView) t.scrollIntoView(); });
+  cells.appendChild(c);
   box.appendChild(cells);
   grid.appendChild(box);
 });
-sel.addEventListener('change', function(){ selectNode(parseInt(sel.value, 10)); });
+// Which section a host is in: its group's hostlist ("n[0001-0499,0501-1000]") holds it.
+function hostlistHas(list, host){
+  var terms = [], depth = 0, from = 0, i;
+  for (i = 0; i < list.length; i++) { var ch = list[i]; if (ch === '[') depth++; else if (ch === ']') depth--; else if (ch === ',' && !depth) { terms.push(list.slice(from, i)); from = i + 1; } }
+  terms.push(list.slice(from));
+  return terms.some(function(t){
+    var open = t.indexOf('['), close = t.lastIndexOf(']');
+    if (open < 0 || close < open) return t === host;
+    var pre = t.slice(0, open), post = t.slice(close + 1);
+    if (host.length <= pre.length + post.length || host.slice(0, pre.length) !== pre || host.slice(host.length - post.length) !== post) return false;
+    var mid = host.slice(pre.length, host.length - post.length);
+    if (!/^[0-9]+$/.test(mid)) return false;
+    return t.slice(open + 1, close).split(',').some(function(r){
+      var ab = r.split('-'), a = ab[0], b = ab.length > 1 ? ab[1] : ab[0], v = parseInt(mid, 10);
+      var width = a.length > 1 && a[0] === '0' ? a.length : 0;
+      return v >= parseInt(a, 10) && v <= parseInt(b, 10) && (width ? mid.length === width : String(v) === mid);
+    });
+  });
+}
+$('host-find').addEventListener('input', function(){
+  var h = this.value.trim(), out = $('host-found');
+  if (!h) { out.textContent = ''; return; }
+  for (var gi = 0; gi < D.groups.length; gi++) if (hostlistHas(D.groups[gi].hosts, h)) {
+    var g = D.groups[gi];
+    out.textContent = h + ' is in ' + g.hosts + (g.size > 1 ? ' (' + nodesWord(g.size) + ', drawn from ' + g.node.host + ')' : '');
+    out.setAttribute('data-group', String(gi));
+    selectGroup(gi);
+    return;
+  }
+  out.textContent = 'no node ' + h + ' in this run'; out.removeAttribute('data-group');
+});
+sel.addEventListener('change', function(){ selectGroup(parseInt(sel.value, 10)); });
 $('mode').addEventListener('change', function(){ state.mode = $('mode').value; colour(); });
 $('level').addEventListener('change', function(){ state.level = $('level').value; colour(); });
 
 // ---- Topology boxes ------------------------------------------------------
 function drawBox(b, parent, enclosing){
   if (b.t === 'pu') {
-    var p = el('div', 'pu', D.nodes[state.node].pus[b.p]); p.setAttribute('data-pu', String(b.p));
+    var p = el('div', 'pu', cur().pus[b.p]); p.setAttribute('data-pu', String(b.p));
     puEls[b.p] = p; boxOfPu[b.p] = enclosing; parent.appendChild(p); return;
   }
   if (b.t === 'numa' && !b.c) { var s = el('div', 'numa', b.l.join(' ')); s.setAttribute('data-numa', String(b.os)); parent.appendChild(s); return; }
@@ -72,7 +105,7 @@ function drawBox(b, parent, enclosing){
 function drawTopology(){
   var topo = $('topo'); topo.textContent = '';
   puEls = []; boxOfPu = [];
-  var n = D.nodes[state.node];
+  var n = cur();
   n.boxes.forEach(function(b){ drawBox(b, topo, null); });
   if (!n.boxes.length) topo.appendChild(el('div', 'muted', 'No topology was recorded for this node.'));
   var avail = parseList(n.available);
@@ -88,7 +121,7 @@ function levelData(n){
   return null;
 }
 function fillLevels(){
-  var n = D.nodes[state.node], ls = $('level'); ls.textContent = '';
+  var n = cur(), ls = $('level'); ls.textContent = '';
   var levels = n.memory ? n.memory.levels : [];
   levels.forEach(function(l){ var o = el('option', null, l.level + ' (' + fmtNum(l.samples) + ')'); o.value = l.level; ls.appendChild(o); });
   if (!levels.some(function(l){ return l.level === state.level; })) state.level = levels.length ? levels[0].level : null;
@@ -101,7 +134,7 @@ function fillLevels(){
 function legendItem(colour, text){ var s = el('span'); var sw = el('span', 'sw'); sw.style.background = colour; s.appendChild(sw); s.appendChild(document.createTextNode(text)); return s; }
 function legendRamp(hue, lo, hi, what){ var s = el('span'); s.appendChild(document.createTextNode(lo)); var r = el('span', 'ramp'); r.style.background = 'linear-gradient(90deg,#fff,' + ramp(1, 1, hue) + ')'; s.appendChild(r); s.appendChild(document.createTextNode(hi + ' ' + what)); return s; }
 function colour(){
-  var n = D.nodes[state.node], lg = $('legend'); lg.textContent = '';
+  var n = cur(), lg = $('legend'); lg.textContent = '';
   $('level').style.visibility = state.mode === 'memory' ? 'visible' : 'hidden';
   var over = parseList(n.oversubscribed), i;
   if (state.mode === 'allowed') {
@@ -131,7 +164,7 @@ var tip = $('tip');
 $('topo').addEventListener('mousemove', function(e){
   var t = e.target.closest('[data-pu]');
   if (!t) { tip.style.display = 'none'; return; }
-  var i = parseInt(t.getAttribute('data-pu'), 10), n = D.nodes[state.node];
+  var i = parseInt(t.getAttribute('data-pu'), 10), n = cur();
   var lines = ['PU P#' + n.pus[i] + ' on ' + n.host,
     'flows allowed: ' + n.allowed_active[i] + ' active, ' + n.allowed_service[i] + ' service',
     'CPU time: ' + fmtMs(n.cpu_ms[i])];
@@ -145,36 +178,47 @@ $('topo').addEventListener('mousemove', function(e){
 $('topo').addEventListener('mouseleave', function(){ tip.style.display = 'none'; });
 
 // ---- Findings --------------------------------------------------------------------
-// The selected node's findings and the run-wide ones; all of them when asked.
+// The selected group's findings (as the analysis wrote them for the group: its hosts, figures as
+// ranges) and the run-wide ones; every group's when asked. Ids: "g<group>-<k>", "r<k>".
+function findingOf(id){
+  var m = /^g(\d+)-(\d+)$/.exec(id);
+  if (m) return {group: +m[1], f: D.groups[+m[1]].findings[+m[2]]};
+  return {group: -1, f: D.findings[+id.slice(1)]};
+}
+function findingBox(id, f, where, size){
+  var d = el('div', 'finding ' + f.severity); d.setAttribute('data-finding', id);
+  var head = el('div');
+  head.appendChild(el('b', null, f.severity.toUpperCase() + (where ? ' ' + where : '') + (size > 1 ? ' (' + nodesWord(size) + ')' : '') + ': '));
+  head.appendChild(document.createTextNode(f.message));
+  d.appendChild(head);
+  var flows = f.flow_count && typeof f.flow_count === 'object' ? (f.flow_count.min === f.flow_count.max ? f.flow_count.min : f.flow_count.min + '\u2013' + f.flow_count.max) : f.flow_count;
+  d.appendChild(el('div', 'code', f.code + ' (' + f.check + ')' + (f.resources ? ' \u2014 CPUs ' + f.resources : '') + (flows ? ' \u2014 ' + flows + ' flow(s)' + (size > 1 ? ' per node' : '') : '')));
+  if (f.detail) d.appendChild(el('div', 'det', f.detail));
+  if (f.suggestion) d.appendChild(el('div', 'sugg', 'Suggestion: ' + f.suggestion));
+  d.addEventListener('click', function(){ highlightFinding(id); });
+  return d;
+}
 function drawFindings(){
   var box = $('findings'); box.textContent = '';
-  var all = $('all-findings').checked, host = D.nodes.length ? D.nodes[state.node].host : '', shown = 0;
-  D.findings.forEach(function(f, i){
-    if (!all && f.node && f.node !== host) return;
-    shown++;
-    var d = el('div', 'finding ' + f.severity); d.setAttribute('data-finding', String(i));
-    var head = el('div');
-    head.appendChild(el('b', null, f.severity.toUpperCase() + (f.node ? ' ' + f.node : '') + ': '));
-    head.appendChild(document.createTextNode(f.message));
-    d.appendChild(head);
-    d.appendChild(el('div', 'code', f.code + ' (' + f.check + ')' + (f.resources ? ' \u2014 CPUs ' + f.resources : '') + (f.flow_count ? ' \u2014 ' + f.flow_count + ' flow(s)' : '')));
-    if (f.detail) d.appendChild(el('div', 'det', f.detail));
-    if (f.suggestion) d.appendChild(el('div', 'sugg', 'Suggestion: ' + f.suggestion));
-    d.addEventListener('click', function(){ highlightFinding(i); });
-    box.appendChild(d);
+  var all = $('all-findings').checked, shown = 0, total = D.findings.length;
+  D.groups.forEach(function(g, gi){
+    total += g.findings.length;
+    if (!all && gi !== state.group) return;
+    g.findings.forEach(function(f, k){ box.appendChild(findingBox('g' + gi + '-' + k, f, g.hosts, g.size)); shown++; });
   });
-  var others = D.findings.length - shown;
-  $('findings-status').textContent = (shown ? '' : 'No findings here. ') + (others ? others + ' more finding(s) on other nodes.' : '');
+  D.findings.forEach(function(f, k){ box.appendChild(findingBox('r' + k, f, '', 0)); shown++; });
+  var others = total - shown;
+  $('findings-status').textContent = (shown ? '' : 'No findings here. ') + (others ? others + ' more finding(s) in other groups.' : '');
 }
-$('all-findings').addEventListener('change', function(){ drawFindings(); if (state.finding >= 0) { var fe = document.querySelector('.finding[data-finding="' + state.finding + '"]'); if (fe) fe.classList.add('sel'); } });
+$('all-findings').addEventListener('change', function(){ drawFindings(); if (state.finding !== null) { var fe = document.querySelector('.finding[data-finding="' + state.finding + '"]'); if (fe) fe.classList.add('sel'); } });
 function clearHighlight(){ document.querySelectorAll('.hl').forEach(function(e){ e.classList.remove('hl'); }); document.querySelectorAll('.finding.sel').forEach(function(e){ e.classList.remove('sel'); }); }
-function highlightFinding(i){
-  var f = D.findings[i];
-  if (f.node) for (var n = 0; n < D.nodes.length; n++) if (D.nodes[n].host === f.node && n !== state.node) { selectNode(n); break; }
+function highlightFinding(id){
+  var of = findingOf(id), f = of.f;
+  if (of.group >= 0 && of.group !== state.group) selectGroup(of.group);
   clearHighlight();
-  state.finding = i;
-  var fe = document.querySelector('.finding[data-finding="' + i + '"]'); if (fe) fe.classList.add('sel');
-  var cpus = parseList(f.resources), node = D.nodes[state.node], count = 0;
+  state.finding = id;
+  var fe = document.querySelector('.finding[data-finding="' + id + '"]'); if (fe) fe.classList.add('sel');
+  var cpus = parseList(f.resources), node = cur(), count = 0;
   node.pus.forEach(function(os, p){ if (cpus.has(os) && puEls[p]) { puEls[p].classList.add('hl'); if (boxOfPu[p]) boxOfPu[p].classList.add('hl'); count++; } });
   $('hl-status').textContent = count ? count + ' PU(s) of ' + node.host + ' highlighted for ' + f.code : 'This finding names no PU on ' + node.host + '.';
   var first = document.querySelector('.pu.hl'); if (first && first.scrollIntoView) first.scrollIntoView({block: 'nearest'});
@@ -210,35 +254,36 @@ function makeTable(id, columns, rowsFn){
   t.render = render;
   return t;
 }
-function inScope(p){ return state.allNodes || D.processes[p].node === state.node; }
-// Flows per node and threads per process, indexed once: switching nodes must not rescan every flow.
-var flowsOfNode = D.nodes.map(function(){ return []; }), threadsOf = D.processes.map(function(){ return 0; });
-D.flows.forEach(function(f){ var p = f[FC.process]; threadsOf[p]++; var n = D.processes[p].node; if (flowsOfNode[n]) flowsOfNode[n].push(f); });
+function inScope(p){ return state.allGroups || D.processes[p].group === state.group; }
+function hostOf(p){ return D.groups[p.group] ? D.groups[p.group].node.host : '?'; }
+// Flows per group and threads per process, indexed once: switching groups must not rescan every flow.
+var flowsOfGroup = D.groups.map(function(){ return []; }), threadsOf = D.processes.map(function(){ return 0; });
+D.flows.forEach(function(f){ var p = f[FC.process]; threadsOf[p]++; var g = D.processes[p].group; if (flowsOfGroup[g]) flowsOfGroup[g].push(f); });
 var flowTable = makeTable('flows', [
   {name: 'host'}, {name: 'rank'}, {name: 'pid'}, {name: 'tid'}, {name: 'thread name'}, {name: 'runtime'}, {name: 'kind'},
   {name: 'cpuset'}, {name: 'CPU time', fmt: function(v){ return v === null || v < 0 ? '-' : fmtMs(v / 1000); }},
   {name: 'lifetime', fmt: function(v){ return fmtMs(v / 1e6); }}, {name: 'state'}], function(){
   var rows = [];
-  (state.allNodes || !flowsOfNode[state.node] ? D.flows : flowsOfNode[state.node]).forEach(function(f){
+  (state.allGroups || !flowsOfGroup[state.group] ? D.flows : flowsOfGroup[state.group]).forEach(function(f){
     var p = D.processes[f[FC.process]]; if (!inScope(f[FC.process])) return;
-    rows.push([D.nodes[p.node] ? D.nodes[p.node].host : '?', p.rank, p.pid, f[FC.tid], f[FC.name], D.runtimes[f[FC.runtime]].name, f[FC.kind], f[FC.cpuset],
+    rows.push([hostOf(p), p.rank, p.pid, f[FC.tid], f[FC.name], D.runtimes[f[FC.runtime]].name, f[FC.kind], f[FC.cpuset],
       f[FC.cpu_us], Math.max(0, f[FC.end_ns] - f[FC.start_ns]), f[FC.state] + (p.end && p.end !== 'exit' && p.end !== 'return' ? ' (' + p.end + ')' : '')]);
   });
   return rows;
 });
 var procTable = makeTable('procs', [{name: 'host'}, {name: 'rank'}, {name: 'pid'}, {name: 'name'}, {name: 'command line', wrap: true}, {name: 'threads'}, {name: 'launcher'}, {name: 'end'}], function(){
   var rows = [];
-  D.processes.forEach(function(p, i){ if (!inScope(i)) return; rows.push([D.nodes[p.node] ? D.nodes[p.node].host : '?', p.rank, p.pid, p.name, p.cmdline, threadsOf[i], p.launcher, p.end]); });
+  D.processes.forEach(function(p, i){ if (!inScope(i)) return; rows.push([hostOf(p), p.rank, p.pid, p.name, p.cmdline, threadsOf[i], p.launcher, p.end]); });
   return rows;
 });
 $('flow-filter').addEventListener('input', function(){ flowTable.filter = this.value; procTable.filter = this.value; flowTable.render(); procTable.render(); });
-$('all-nodes').addEventListener('change', function(){ state.allNodes = this.checked; flowTable.render(); procTable.render(); });
+$('all-groups').addEventListener('change', function(){ state.allGroups = this.checked; flowTable.render(); procTable.render(); });
 
 // ---- Call sites and data objects ---------------------------------------------------------
 // A sortable table of call sites x levels, and a heatmap of each object's samples per level.
 var siteTable = null;
 function drawCode(){
-  var n = D.nodes[state.node], mem = n && n.memory, sites = mem && mem.sites ? mem.sites : [], objects = mem && mem.objects ? mem.objects : [];
+  var n = D.groups.length ? cur() : null, mem = n && n.memory, sites = mem && mem.sites ? mem.sites : [], objects = mem && mem.objects ? mem.objects : [];
   $('code-section').style.display = sites.length || objects.length ? '' : 'none';
   var table = $('sites'); table.textContent = '';
   var levels = mem ? mem.levels.map(function(l){ return l.level; }) : [];
@@ -275,9 +320,9 @@ var RTCOL = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948', '
 var MAXLANES = 3000;
 function drawTimeline(){
   var box = $('timeline'); box.textContent = '';
-  var flows = flowsOfNode[state.node] || [];
+  var flows = flowsOfGroup[state.group] || [];
   if (!flows.length) { box.appendChild(el('div', 'muted', 'No flows on this node.')); return; }
-  var load = D.nodes[state.node].load;
+  var load = cur().load;
   var lo = Infinity, hi = -Infinity;
   flows.forEach(function(f){ lo = Math.min(lo, f[FC.start_ns]); hi = Math.max(hi, f[FC.end_ns]); });
   if (load && load.bins > 0) { lo = Math.min(lo, load.start_ns); hi = Math.max(hi, load.start_ns + load.bins * load.bin_ns); }
@@ -354,20 +399,21 @@ function drawTimeline(){
   if (drawn < flows.length) box.appendChild(el('div', 'muted', 'showing ' + drawn + ' of ' + flows.length + ' flows'));
 }
 
-// ---- Node selection ---------------------------------------------------------------------
-function selectNode(i){
-  if (!(i >= 0 && i < D.nodes.length)) return;
-  state.node = i; sel.value = String(i);
-  grid.querySelectorAll('.cell').forEach(function(c){ c.classList.toggle('sel', c.getAttribute('data-node') === String(i)); });
-  var n = D.nodes[i];
-  $('node-title').textContent = n.host + ': ' + (n.cpus_available !== undefined ? n.cpus_available + ' of ' + n.cpus_total + ' PUs, ' + n.cores_available + ' cores available' : '') + (n.topology === 'cpusets-seen' ? ' (no topology recorded: rebuilt from the cpusets seen)' : '');
+// ---- Group selection ---------------------------------------------------------------------
+function selectGroup(gi){
+  if (!(gi >= 0 && gi < D.groups.length)) return;
+  state.group = gi; sel.value = String(gi);
+  grid.querySelectorAll('.cell').forEach(function(c){ c.classList.toggle('sel', c.getAttribute('data-group') === String(gi)); });
+  var g = D.groups[gi], n = g.node;
+  $('node-title').textContent = n.host + (g.size > 1 ? ', drawn for the ' + nodesWord(g.size) + ' of ' + g.hosts : '') + ': ' +
+    (n.cpus_available !== undefined ? n.cpus_available + ' of ' + n.cpus_total + ' PUs, ' + n.cores_available + ' cores available' : '') + (n.topology === 'cpusets-seen' ? ' (no topology recorded: rebuilt from the cpusets seen)' : '');
+  $('node-title').setAttribute('data-size', String(g.size));
   $('hl-status').textContent = '';
   drawTopology(); fillLevels(); colour(); drawFindings(); drawTimeline(); flowTable.render(); procTable.render(); drawCode();
 }
 
-// The first node of the worst group is drawn first: at 1,000 nodes, the odd one.
-var firstNode = D.node_groups && D.node_groups.length && D.node_groups[0].nodes.length ? D.node_groups[0].nodes[0] : 0;
-if (D.nodes.length) selectNode(firstNode); else { drawFindings(); $('code-section').style.display = 'none'; $('topo').appendChild(el('div', 'muted', 'No node in this run.')); flowTable.render(); procTable.render(); }
+// The worst group is drawn first: at 1,000 nodes, the odd one.
+if (D.groups.length) selectGroup(0); else { drawFindings(); $('code-section').style.display = 'none'; $('topo').appendChild(el('div', 'muted', 'No node in this run.')); flowTable.render(); procTable.render(); }
 window.stacksageRenderMs = performance.now() - t0;
 document.body.setAttribute('data-ready', '1');
 })();

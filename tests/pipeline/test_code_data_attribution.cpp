@@ -202,7 +202,7 @@ TEST(CodeDataAttribution, TheHtmlPageEmbedsCallSitesAndObjectsPerLevel) {
     data.analysis = &analysis;
     data.notes = &t.run.notes;
     const nlohmann::json page = html_report_data(data, t.run.model);
-    const nlohmann::json& memory = page["nodes"][0]["memory"];
+    const nlohmann::json& memory = page["groups"][0]["node"]["memory"];
     // Levels L1, local_dram, remote_dram, then first touches: the rows' counts in that order.
     ASSERT_EQ(memory["levels"].size(), 4u);
     EXPECT_EQ(memory["levels"][3]["level"], "first_touch");

@@ -70,9 +70,16 @@ std::size_t count_pus(const json& boxes) {
     return n;
 }
 
+// The drawn node of the section (node group) whose representative is `host`.
 const json* node_named(const json& doc, const std::string& host) {
-    for (const json& n : doc["nodes"])
-        if (n["host"] == host) return &n;
+    for (const json& g : doc["groups"])
+        if (g["node"]["host"] == host) return &g["node"];
+    return nullptr;
+}
+
+const json* group_drawn_from(const json& doc, const std::string& host) {
+    for (const json& g : doc["groups"])
+        if (g["node"]["host"] == host) return &g;
     return nullptr;
 }
 
@@ -88,7 +95,7 @@ std::string read_text(const std::filesystem::path& p) {
 
 }  // namespace
 
-TEST(HtmlReport, EmbedsOneDataBlockWithEveryNodesBoxesAndFigures) {
+TEST(HtmlReport, EmbedsOneDataBlockWithEachGroupsDrawnNodeAndFigures) {
     DemoRun r;
     const std::string page = render_html_report(r.a.data(), r.a.run.model);
     EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
@@ -96,7 +103,15 @@ TEST(HtmlReport, EmbedsOneDataBlockWithEveryNodesBoxesAndFigures) {
     const json doc = json::parse(data_block(page));
     EXPECT_EQ(doc["schema"], "stacksage-html-report");
     EXPECT_EQ(doc["version"], kHtmlReportDataVersion);
-    ASSERT_EQ(doc["nodes"].size(), 2u);
+    // n01 and n02 differ: each is a group of its own, drawn from itself.
+    ASSERT_EQ(doc["groups"].size(), 2u);
+    EXPECT_EQ(doc["summary"]["nodes"], 2);
+    EXPECT_EQ(doc["summary"]["processes"], 3);
+    EXPECT_EQ(doc["summary"]["flows"], 24);
+    ASSERT_NE(node_named(doc, "n01"), nullptr);
+    ASSERT_NE(node_named(doc, "n02"), nullptr);
+    EXPECT_EQ((*group_drawn_from(doc, "n01"))["hosts"], "n01");
+    EXPECT_EQ((*group_drawn_from(doc, "n01"))["size"], 1);
 
     const json& n01 = *node_named(doc, "n01");
     EXPECT_EQ(n01["pus"].size(), 160u);
@@ -111,9 +126,10 @@ TEST(HtmlReport, EmbedsOneDataBlockWithEveryNodesBoxesAndFigures) {
     EXPECT_EQ(n01["oversubscribed"], "40-43");
     EXPECT_EQ(n01["worst"], "warning");
     bool overloaded = false;
-    for (const json& f : doc["findings"])
-        if (f["code"] == "overloaded-resources" && f["node"] == "n01") overloaded = f["resources"] == "40-43";
-    EXPECT_TRUE(overloaded) << doc["findings"].dump(1);
+    for (const json& f : (*group_drawn_from(doc, "n01"))["findings"])
+        if (f["code"] == "overloaded-resources") overloaded = f["resources"] == "40-43";
+    EXPECT_TRUE(overloaded) << (*group_drawn_from(doc, "n01"))["findings"].dump(1);
+    EXPECT_TRUE(doc["findings"].empty()) << "the page's own findings list holds only the run-wide ones";
     // Flows allowed per PU, in the page's PU order.
     std::map<std::int64_t, std::size_t> index;
     for (std::size_t i = 0; i < n01["pus"].size(); ++i) index[n01["pus"][i].get<std::int64_t>()] = i;
@@ -204,8 +220,8 @@ TEST(HtmlReport, RunWithoutTopologyOrFlowsStillRenders) {
     Analysed a{std::move(r.value()), {}};
     a.analysis = analyze(a.run.model);
     const json doc = json::parse(data_block(render_html_report(a.data(), a.run.model)));
-    ASSERT_EQ(doc["nodes"].size(), 1u);
-    EXPECT_EQ(doc["nodes"][0]["topology"], "cpusets-seen");
+    ASSERT_EQ(doc["groups"].size(), 1u);
+    EXPECT_EQ(doc["groups"][0]["node"]["topology"], "cpusets-seen");
 }
 
 // The reports render the analysis they are given: analysed with other
@@ -232,11 +248,14 @@ TEST(HtmlReport, RendersTheAnalysisViewNotADefaultRebuild) {
     ASSERT_EQ(doc["flows"].size(), a.view.flows.size());
     for (std::size_t i = 0; i < a.view.flows.size(); ++i)
         EXPECT_EQ(doc["flows"][i][state], std::string(activity_state(a.view.flows[i]))) << i;
+    ASSERT_EQ(doc["groups"].size(), a.view.nodes.size()) << "each node of the demo run is a group of its own";
     for (std::size_t n = 0; n < a.view.nodes.size(); ++n) {
+        const json* drawn = node_named(doc, a.nodes[n].host);
+        ASSERT_NE(drawn, nullptr) << a.nodes[n].host;
         std::uint64_t service = 0, expected = 0;
-        for (std::uint32_t v : doc["nodes"][n]["allowed_service"]) service += v;
+        for (std::uint32_t v : (*drawn)["allowed_service"]) service += v;
         for (const auto& [cpu, u] : a.pu_usage[n].by_cpu) expected += u.service_flows;
-        EXPECT_EQ(service, expected) << doc["nodes"][n]["host"];
+        EXPECT_EQ(service, expected) << a.nodes[n].host;
     }
 
     std::map<std::tuple<std::string, std::int64_t, std::int64_t>, std::string> trace_state;  // by host, pid, tid
@@ -397,7 +416,7 @@ TEST(ReportCommand, WritesTheHtmlPageAndTheExports) {
     EXPECT_EQ(html.exit_code, 0) << html.output;
     EXPECT_NE(html.output.find("Analysis conclusion"), std::string::npos) << "the terminal report is still printed";
     EXPECT_NE(html.output.find("wrote the HTML report to " + page), std::string::npos) << html.output;
-    EXPECT_EQ(json::parse(data_block(read_text(page)))["nodes"].size(), 2u);
+    EXPECT_EQ(json::parse(data_block(read_text(page)))["groups"].size(), 2u);
 
     const CliRun trace = shell(cli_path() + " report " + run + " --format perfetto -o " + (dir.path() / "t.json").string());
     EXPECT_EQ(trace.exit_code, 0) << trace.output;

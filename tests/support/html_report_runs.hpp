@@ -140,4 +140,27 @@ inline void write_html_cluster_run(const std::filesystem::path& dir) {
     write_synthetic_cluster(dir, c);
 }
 
+// The page of a job of many alike nodes and a few odd ones: `nodes` nodes
+// (n001, ...) of 8 cores, 2 ranks of 4 threads each bound to 4 cores of its
+// own; n007 and n030 over-subscribed (twice the threads), n012 half idle
+// (its ranks kept to 4 cores), n021 odd (its threads pin themselves). The
+// analysis groups them as n012, n021, n[007,030] and the rest.
+inline SyntheticCluster html_groups_cluster(long nodes) {
+    SyntheticCluster c;
+    c.nodes = nodes;
+    c.ranks = 2;
+    c.threads = 4;
+    c.cores = 8;
+    c.cores_per_rank = 4;
+    c.host_digits = 3;
+    c.overloaded_nodes = {7, 30};
+    c.idle_nodes = {12};
+    c.odd_nodes = {21};
+    return c;
+}
+
+inline void write_html_groups_run(const std::filesystem::path& dir, long nodes) {
+    write_synthetic_cluster(dir, html_groups_cluster(nodes));
+}
+
 }  // namespace stacksage::testing
