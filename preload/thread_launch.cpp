@@ -194,6 +194,24 @@ bool any_start_pending() {
     return any != 0;
 }
 
+bool creation_under_way() {
+    for (const Launch& l : g_launches)
+        if (state_of(l.state.load(std::memory_order_acquire)) == kFilling) return true;
+    return false;
+}
+
+bool start_pending_for(int tid) {
+    for (std::size_t w = 0; w < kWords; ++w) {
+        std::uint64_t bits = g_pending.words[w].load(std::memory_order_acquire);
+        while (bits != 0) {
+            const std::size_t i = w * 64 + static_cast<std::size_t>(__builtin_ctzll(bits));
+            bits &= bits - 1;
+            if (g_launches[i].tid == tid) return true;
+        }
+    }
+    return false;
+}
+
 void forget_pending_starts() {
     g_starts_closed.store(false, std::memory_order_relaxed);
     for (auto& word : g_pending.words) word.store(0, std::memory_order_relaxed);

@@ -98,6 +98,14 @@ inline void write_pending_starts_first() {
         write_pending_starts(~std::uint64_t{0}, /*may_lock=*/false);
 }
 
+// For the exit's walk of the kernel's task list (untraced_tasks.cpp), where
+// a thread pthread_create has just cloned shows before it registers itself:
+// whether a creation is under way (a slot its creator filled, whose thread
+// has not yet stored its start), and whether the thread `tid` has stored a
+// start that is pending.
+bool creation_under_way();
+bool start_pending_for(int tid);
+
 // In a forked child: the parent's threads are not there.
 void forget_pending_starts();
 

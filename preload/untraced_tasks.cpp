@@ -13,6 +13,7 @@
 #include "preload/task_list.hpp"
 #include "preload/text.hpp"
 #include "preload/thread_cpu_clock.hpp"
+#include "preload/thread_launch.hpp"
 #include "preload/thread_registry.hpp"
 #include "preload/tracer.hpp"
 
@@ -34,6 +35,39 @@ void collect_registered(int tid, std::uint64_t, void*) {
 
 bool is_registered(int tid) {
     return std::binary_search(g_registered, g_registered + g_registered_count, tid);
+}
+
+bool registered_now(int tid) {
+    struct Search {
+        int tid;
+        bool found;
+    } search{tid, false};
+    for_each_registered_thread(
+        [](int t, std::uint64_t, void* context) {
+            auto* s = static_cast<Search*>(context);
+            if (t == s->tid) s->found = true;
+        },
+        &search);
+    return search.found;
+}
+
+// A thread pthread_create has just cloned is in the task list before it
+// stores its start and registers itself: written as untraced, its start
+// would follow its usage line. While a creation is under way, an unknown
+// task is given a moment to turn out to be ours (2 ms at most per walk;
+// only an exit() while other threads create pays it).
+constexpr std::uint64_t kCreationWaitNs = 2'000'000;
+constexpr long kCreationPollNs = 50'000;
+
+bool turns_out_traced(int tid, std::uint64_t& wait_left_ns) {
+    if (start_pending_for(tid) || registered_now(tid)) return true;
+    while (wait_left_ns > 0 && creation_under_way()) {
+        struct timespec pause{0, kCreationPollNs};
+        nanosleep(&pause, nullptr);
+        wait_left_ns = wait_left_ns > kCreationPollNs ? wait_left_ns - kCreationPollNs : 0;
+        if (start_pending_for(tid) || registered_now(tid)) return true;
+    }
+    return false;
 }
 
 // How long ago the kernel started the task, from field 22 of its stat (in
@@ -91,6 +125,7 @@ std::int64_t write_usage_of_untraced_tasks() {
     const int pid = process().pid;
     std::int64_t recorder_ns = 0;
     int written = 0;
+    std::uint64_t creation_wait_left_ns = kCreationWaitNs;
     const bool listed = for_each_task("/proc/self/task", [&](int tid) {
         if (tid == pid || is_registered(tid)) return;
         const std::int64_t cpu_ns = read_thread_cpu_ns(tid == current_tid() ? 0 : tid);
@@ -104,6 +139,7 @@ std::int64_t write_usage_of_untraced_tasks() {
             recorder_ns += cpu_ns;
             return;
         }
+        if (turns_out_traced(tid, creation_wait_left_ns)) return;
         if (written < kMaxUntracedTaskLines) {
             write_untraced(tid, cpu_ns, name, name_len);
             ++written;
