@@ -27,9 +27,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -93,7 +91,11 @@ Leg run_workload(std::size_t bytes, int threads, bool sampled) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const int pairs = argc > 1 ? std::atoi(argv[1]) : 10;
+    const int rounds = argc > 1 ? std::atoi(argv[1]) : 10;
+    if (rounds < 1) {
+        std::fprintf(stderr, "%s: ROUNDS must be at least 1 (got '%s')\n", argv[0], argc > 1 ? argv[1] : "");
+        return 2;
+    }
     const std::size_t mib = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 512;
     const int threads = argc > 3 ? std::atoi(argv[3]) : 2;
     const char* backends = argc > 4 ? argv[4] : "pagefault,cpuclock";
@@ -155,7 +157,7 @@ int main(int argc, char** argv) {
         sampler_finish(dir.c_str(), "bench", err, sizeof err);
         return leg;
     };
-    for (int i = 0; i < pairs; ++i) {
+    for (int i = 0; i < rounds; ++i) {
         Leg t[3];
         for (int k = 0; k < 3; ++k) {
             const int which = (i + k) % 3;  // rotate the order
@@ -192,7 +194,7 @@ int main(int argc, char** argv) {
                 "cpu-clock %llu ns; stack copies %u bytes\n",
                 mib, threads, backends, static_cast<unsigned long long>(config.options.pagefault_period),
                 static_cast<unsigned long long>(config.options.cpuclock_period_ns), with.options.stack_bytes);
-    std::printf("rounds: %d\n", pairs);
+    std::printf("rounds: %d\n", rounds);
     for (const auto* x : {&bare, &off, &on}) {
         std::printf("%s wall %.3f s, CPU %.3f s, page faults %.0f, preempted %.0f times (medians)",
                     x == &bare ? "plain:                   " : x == &off ? "sampled, no attribution: "
@@ -200,8 +202,8 @@ int main(int argc, char** argv) {
                     medians(x->legs, &Leg::wall), medians(x->legs, &Leg::cpu),
                     median_count(x->legs, &Leg::minor_faults), median_count(x->legs, &Leg::preemptions));
         if (x != &bare)
-            std::printf("; samples %.0f, lost %.0f per run", static_cast<double>(x->samples) / pairs,
-                        static_cast<double>(x->lost) / pairs);
+            std::printf("; samples %.0f, lost %.0f per run", static_cast<double>(x->samples) / rounds,
+                        static_cast<double>(x->lost) / rounds);
         std::printf("\n");
     }
     for (const auto* x : {&off, &on}) {
@@ -211,7 +213,7 @@ int main(int argc, char** argv) {
         print_ratio_summary(summarize_ratios(x->wall_ratios));
         std::printf("\n");
     }
-    const double samples_per_run = static_cast<double>(on.samples) / pairs;
+    const double samples_per_run = static_cast<double>(on.samples) / rounds;
     std::printf("attribution (with/without):  CPU time ");
     print_ratio_summary(summarize_ratios(on_over_off_cpu));
     std::printf("; wall time ");
