@@ -75,17 +75,24 @@ int main(int argc, char** argv) {
     env[kAttributed]["STACKSAGE_SAMPLE"] = backends;
     env[kAttributed]["STACKSAGE_SAMPLE_ATTRIBUTION"] = "1";
 
-    for (int k = 0; k < kLegKinds; ++k) run_child(command, env[k]);  // the page cache, the topology
     std::vector<ChildRun> legs[kLegKinds];
-    for (int i = 0; i < rounds; ++i) {
-        for (int j = 0; j < kLegKinds; ++j) {
-            const int k = (i + j) % kLegKinds;  // rotate the order
-            legs[k].push_back(run_child(command, env[k]));
+    try {
+        for (int k = 0; k < kLegKinds; ++k) run_child(command, env[k]);  // the page cache, the topology
+        for (int i = 0; i < rounds; ++i) {
+            for (int j = 0; j < kLegKinds; ++j) {
+                const int k = (i + j) % kLegKinds;  // rotate the order
+                legs[k].push_back(run_child(command, env[k]));
+            }
+            std::printf("  round %2d, wall/CPU s:", i + 1);
+            for (int k = 0; k < kLegKinds; ++k)
+                std::printf(" %s %.3f/%.3f;", kLegNames[k], legs[k].back().seconds, legs[k].back().cpu_seconds);
+            std::printf("\n");
         }
-        std::printf("  round %2d, wall/CPU s:", i + 1);
-        for (int k = 0; k < kLegKinds; ++k)
-            std::printf(" %s %.3f/%.3f;", kLegNames[k], legs[k].back().seconds, legs[k].back().cpu_seconds);
-        std::printf("\n");
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s: %s: the command must run and exit 0 in every leg\n", argv[0], e.what());
+        for (const fs::path& d : out)
+            if (!d.empty()) fs::remove_all(d);
+        return 1;
     }
     for (const fs::path& d : out)
         if (!d.empty()) fs::remove_all(d);
