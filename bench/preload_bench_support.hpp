@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,6 +28,11 @@ namespace fs = std::filesystem;
 struct ChildRun {
     double seconds = 0;
     std::string out;  // stdout, when captured
+    // CPU time (user + system) of the child and of the descendants it waited
+    // for (an MPI launcher's ranks), its minor page faults, and how often the
+    // scheduler took a CPU from it (wait4's accounting).
+    double cpu_seconds = 0;
+    long minor_faults = 0, preemptions = 0;
 };
 
 // Runs argv with the current environment plus `set` (minus LD_PRELOAD unless
@@ -70,8 +76,13 @@ inline ChildRun run_child(const std::vector<std::string>& argv,
     for (ssize_t n; (n = ::read(pipe_fds[0], buf, sizeof buf)) > 0;) result.out.append(buf, static_cast<std::size_t>(n));
     ::close(pipe_fds[0]);
     int status = 0;
-    ::waitpid(pid, &status, 0);
+    rusage usage{};
+    ::wait4(pid, &status, 0, &usage);
     result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    result.cpu_seconds = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
+    result.minor_faults = usage.ru_minflt;
+    result.preemptions = usage.ru_nivcsw;
     posix_spawn_file_actions_destroy(&actions);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
         throw std::runtime_error(argv[0] + " failed (status " + std::to_string(status) + ")");

@@ -151,7 +151,7 @@ BENCHMARK(BM_DrainAndDecode)->Unit(benchmark::kMicrosecond);
 // node lookup (which only DRAM-level samples need, in batches).
 void BM_DrainDecodeAggregate(benchmark::State& state) {
     FullRing ring(false);
-    std::vector<AccessEntry> memory(4096);
+    std::vector<std::uint64_t> memory(AccessTable::bytes_for(4096) / sizeof(std::uint64_t));
     AccessTable table;
     table.init(memory.data(), 4096);
     AggregateSink sink{{}, &table};
@@ -167,7 +167,7 @@ BENCHMARK(BM_DrainDecodeAggregate)->Unit(benchmark::kMicrosecond);
 
 void BM_DrainDecodeAggregateMemo(benchmark::State& state) {
     FullRing ring(false);
-    std::vector<AccessEntry> memory(4096);
+    std::vector<std::uint64_t> memory(AccessTable::bytes_for(4096) / sizeof(std::uint64_t));
     AccessTable table;
     table.init(memory.data(), 4096);
     MemoAggregateSink sink{{}, &table, {}};

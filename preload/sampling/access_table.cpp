@@ -1,5 +1,7 @@
 #include "preload/sampling/access_table.hpp"
 
+#include <cstring>
+
 namespace stacksage::sampling {
 
 namespace {
@@ -38,16 +40,14 @@ AccessKey AccessKey::unpack(std::uint64_t p, std::uint64_t where) {
 }
 
 void AccessTable::init(void* memory, std::uint32_t capacity) {
-    entries_ = static_cast<AccessEntry*>(memory);
-    capacity_ = capacity;
-    used_ = 0;
-    dropped_ = 0;
-    total_ = 0;
-    for (std::uint32_t i = 0; i < capacity; ++i) entries_[i].key = AccessEntry::kEmpty;
+    for (std::uint32_t i = 0; i < capacity; ++i) static_cast<AccessEntry*>(memory)[i].key = AccessEntry::kEmpty;
+    std::memset(static_cast<unsigned char*>(memory) + capacity * sizeof(AccessEntry), 0, SlotBitmap::bytes_for(capacity));
+    init_zeroed(memory, capacity);
 }
 
 void AccessTable::init_zeroed(void* memory, std::uint32_t capacity) {
     entries_ = static_cast<AccessEntry*>(memory);
+    used_slots_.init_zeroed(static_cast<unsigned char*>(memory) + capacity * sizeof(AccessEntry), capacity);
     capacity_ = capacity;
     used_ = 0;
     dropped_ = 0;
@@ -67,6 +67,7 @@ bool AccessTable::add_packed(std::uint64_t packed, std::uint64_t where, std::uin
             e = AccessEntry{};
             e.key = packed;
             e.where = where;
+            used_slots_.mark(i);
             ++used_;
             break;
         }
@@ -82,9 +83,8 @@ bool AccessTable::add_packed(std::uint64_t packed, std::uint64_t where, std::uin
 }
 
 void AccessTable::merge(const AccessTable& other) {
-    for (std::uint32_t i = 0; i < other.capacity_; ++i) {
+    other.used_slots_.for_each([&](std::uint32_t i) {
         const AccessEntry& src = other.entries_[i];
-        if (src.key == AccessEntry::kEmpty) continue;
         std::uint32_t j = slot_of(src.key, src.where, capacity_);
         while ((entries_[j].key != src.key || entries_[j].where != src.where) && entries_[j].key != AccessEntry::kEmpty)
             j = (j + 1) & (capacity_ - 1);
@@ -92,11 +92,12 @@ void AccessTable::merge(const AccessTable& other) {
         if (dst.key == AccessEntry::kEmpty) {
             if ((used_ + 1) * 4 > capacity_ * 3) {
                 dropped_ += src.count;
-                continue;
+                return;
             }
             dst = AccessEntry{};
             dst.key = src.key;
             dst.where = src.where;
+            used_slots_.mark(j);
             ++used_;
         }
         dst.count += src.count;
@@ -104,7 +105,7 @@ void AccessTable::merge(const AccessTable& other) {
         if (src.weight_max > dst.weight_max) dst.weight_max = src.weight_max;
         for (int b = 0; b < kLatencyBuckets; ++b) dst.histogram[b] += src.histogram[b];
         total_ += src.count;
-    }
+    });
     dropped_ += other.dropped_;
 }
 

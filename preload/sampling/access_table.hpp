@@ -16,6 +16,7 @@
 #include "preload/sampling/backend.hpp"
 #include "preload/sampling/data_source.hpp"
 #include "preload/sampling/latency_histogram.hpp"
+#include "preload/sampling/slot_bitmap.hpp"
 
 namespace stacksage::sampling {
 
@@ -58,8 +59,11 @@ struct AccessEntry {
 
 class AccessTable {
 public:
-    // Bytes of memory a table of `capacity` entries (a power of two) needs.
-    static std::size_t bytes_for(std::uint32_t capacity) { return capacity * sizeof(AccessEntry); }
+    // Bytes of memory a table of `capacity` entries (a power of two) needs:
+    // the entries, then the bitmap of the used ones.
+    static std::size_t bytes_for(std::uint32_t capacity) {
+        return capacity * sizeof(AccessEntry) + SlotBitmap::bytes_for(capacity);
+    }
 
     // Uses `memory` (at least bytes_for(capacity), 8-byte aligned) for a
     // table of capacity entries, a power of two >= 2. Marks them empty.
@@ -81,16 +85,16 @@ public:
     std::uint32_t size() const { return used_; }
     std::uint64_t dropped() const { return dropped_; }
     std::uint64_t total() const { return total_; }
-    // Calls fn(AccessKey, const AccessEntry&) for every used entry, in slot order.
+    // Calls fn(AccessKey, const AccessEntry&) for every used entry, in slot
+    // order (the empty slots' pages are not read: SlotBitmap).
     template <class Fn> void for_each(Fn&& fn) const {
-        for (std::uint32_t i = 0; i < capacity_; ++i)
-            if (entries_[i].key != AccessEntry::kEmpty)
-                fn(AccessKey::unpack(entries_[i].key, entries_[i].where), entries_[i]);
+        used_slots_.for_each([&](std::uint32_t i) { fn(AccessKey::unpack(entries_[i].key, entries_[i].where), entries_[i]); });
     }
     const AccessEntry* find(const AccessKey& key) const;
 
 private:
     AccessEntry* entries_ = nullptr;
+    SlotBitmap used_slots_;
     std::uint32_t capacity_ = 0, used_ = 0;
     std::uint64_t dropped_ = 0, total_ = 0;
 };

@@ -15,6 +15,7 @@ const char* object_kind_name(ObjectKind kind) {
 
 void ObjectTable::init_zeroed(void* memory, std::uint32_t capacity) {
     entries_ = static_cast<ObjectEntry*>(memory);
+    used_slots_.init_zeroed(static_cast<unsigned char*>(memory) + capacity * sizeof(ObjectEntry), capacity);
     capacity_ = capacity;
     used_.store(0);
     dropped_.store(0);
@@ -38,6 +39,7 @@ std::int32_t ObjectTable::intern(ObjectKind kind, std::int32_t ref, std::uint64_
                 e.ref = ref;
                 e.detail = detail;
                 e.ready.store(1, std::memory_order_release);
+                used_slots_.mark(i);
                 return static_cast<std::int32_t>(i);
             }
         }

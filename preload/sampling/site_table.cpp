@@ -13,6 +13,8 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
 std::size_t entries_bytes(std::uint32_t capacity) {
     return (static_cast<std::size_t>(capacity) * sizeof(SiteEntry) + 63) & ~std::size_t{63};
 }
+// The entries, then the bitmap of the used ones, then the stack copies.
+std::size_t bitmap_bytes(std::uint32_t capacity) { return (SlotBitmap::bytes_for(capacity) + 63) & ~std::size_t{63}; }
 std::size_t stride_of(std::uint32_t stack_bytes) {
     return (offsetof(StackCopy, data) + stack_bytes + 7) & ~std::size_t{7};
 }
@@ -35,14 +37,16 @@ std::uint64_t site_hash(std::uint64_t ip, const std::uint64_t* frames, std::uint
 }
 
 std::size_t SiteTable::bytes_for(std::uint32_t capacity, std::uint32_t stack_capacity, std::uint32_t stack_bytes) {
-    return entries_bytes(capacity) + static_cast<std::size_t>(stack_capacity) * stride_of(stack_bytes);
+    return entries_bytes(capacity) + bitmap_bytes(capacity) +
+           static_cast<std::size_t>(stack_capacity) * stride_of(stack_bytes);
 }
 
 void SiteTable::init_zeroed(void* memory, std::uint32_t capacity, std::uint32_t stack_capacity,
                             std::uint32_t stack_bytes) {
     entries_ = static_cast<SiteEntry*>(memory);
     capacity_ = capacity;
-    stacks_ = static_cast<unsigned char*>(memory) + entries_bytes(capacity);
+    used_slots_.init_zeroed(static_cast<unsigned char*>(memory) + entries_bytes(capacity), capacity);
+    stacks_ = static_cast<unsigned char*>(memory) + entries_bytes(capacity) + bitmap_bytes(capacity);
     stack_capacity_ = stack_bytes == 0 ? 0 : stack_capacity;
     stack_bytes_ = stack_bytes;
     stack_stride_ = stride_of(stack_bytes);
@@ -72,6 +76,7 @@ std::int32_t SiteTable::intern(std::uint64_t ip, const std::uint64_t* frames, st
                 e.unwind = static_cast<std::uint8_t>(unwind);
                 e.samples.fetch_add(count, std::memory_order_relaxed);
                 e.ready.store(1, std::memory_order_release);
+                used_slots_.mark(i);
                 return static_cast<std::int32_t>(i);
             }
             // Another thread claimed it first: look at what it claimed it for.

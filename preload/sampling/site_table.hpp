@@ -18,6 +18,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "preload/sampling/slot_bitmap.hpp"
+
 namespace stacksage::sampling {
 
 enum class Unwind : std::uint8_t {
@@ -81,6 +83,13 @@ public:
 
     // The entry of site id, or nullptr when the slot is free or not yet written.
     const SiteEntry* site(std::int32_t id) const;
+    // fn(id, const SiteEntry&) for every written site, in id order (the free
+    // slots' pages are not read: SlotBitmap).
+    template <class Fn> void for_each(Fn&& fn) const {
+        used_slots_.for_each([&](std::uint32_t i) {
+            if (const SiteEntry* e = site(static_cast<std::int32_t>(i))) fn(static_cast<std::int32_t>(i), *e);
+        });
+    }
     // Its stack copy, or nullptr.
     const StackCopy* stack_of(const SiteEntry& e) const;
     // What the summary says: Callchain and None as interned; Stack only with
@@ -94,6 +103,7 @@ private:
     StackCopy* stack_at(std::uint32_t index) const;
 
     SiteEntry* entries_ = nullptr;
+    SlotBitmap used_slots_;
     unsigned char* stacks_ = nullptr;
     std::uint32_t capacity_ = 0, stack_capacity_ = 0, stack_bytes_ = 0;
     std::size_t stack_stride_ = 0;

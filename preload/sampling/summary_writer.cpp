@@ -268,19 +268,17 @@ void write_modules(LineFile& f) {
 void write_sites(LineFile& f) {
     namespace st = schema::site;
     const SiteTable& sites = attribution_sites();
-    for (std::uint32_t i = 0; i < sites.capacity(); ++i) {
-        const SiteEntry* e = sites.site(static_cast<std::int32_t>(i));
-        if (e == nullptr) continue;
+    sites.for_each([&](std::int32_t id, const SiteEntry& e) {
         TextBuffer& t = begin(f, st::rec);
-        key(t, st::id).add_uint(i);
-        key(t, st::ip).add_uint(e->ip);
+        key(t, st::id).add_int(id);
+        key(t, st::ip).add_uint(e.ip);
         key(t, st::frames).add("[");
-        for (std::uint32_t k = 0; k < e->nframes; ++k) t.add(k ? "," : "").add_uint(e->frames[k]);
+        for (std::uint32_t k = 0; k < e.nframes; ++k) t.add(k ? "," : "").add_uint(e.frames[k]);
         t.add("]");
-        const Unwind unwind = sites.unwind_of(*e);
+        const Unwind unwind = sites.unwind_of(e);
         key(t, st::unwind).add_json_string(unwind_name(unwind));
-        key(t, st::samples).add_uint(e->samples.load(std::memory_order_relaxed));
-        if (const StackCopy* c = unwind == Unwind::Stack ? sites.stack_of(*e) : nullptr) {
+        key(t, st::samples).add_uint(e.samples.load(std::memory_order_relaxed));
+        if (const StackCopy* c = unwind == Unwind::Stack ? sites.stack_of(e) : nullptr) {
             key(t, st::regs).add("{\"ip\":").add_uint(c->ip).add(",\"sp\":").add_uint(c->sp);
             t.add(",\"bp\":").add_uint(c->bp).add("}");
             key(t, st::stack).add("\"");
@@ -289,33 +287,31 @@ void write_sites(LineFile& f) {
         }
         t.add("}");
         f.end_line();
-    }
+    });
 }
 
 void write_objects(LineFile& f) {
     namespace ob = schema::object;
     const ObjectTable& objects = attribution_objects();
-    for (std::uint32_t i = 0; i < objects.capacity(); ++i) {
-        const ObjectEntry* e = objects.object(static_cast<std::int32_t>(i));
-        if (e == nullptr) continue;
+    objects.for_each([&](std::int32_t id, const ObjectEntry& e) {
         TextBuffer& t = begin(f, ob::rec);
-        key(t, ob::id).add_uint(i);
-        key(t, ob::kind).add_json_string(object_kind_name(e->kind));
-        key(t, ob::blocks).add_uint(e->blocks.load(std::memory_order_relaxed));
-        key(t, ob::bytes).add_uint(e->bytes.load(std::memory_order_relaxed));
-        switch (e->kind) {
+        key(t, ob::id).add_int(id);
+        key(t, ob::kind).add_json_string(object_kind_name(e.kind));
+        key(t, ob::blocks).add_uint(e.blocks.load(std::memory_order_relaxed));
+        key(t, ob::bytes).add_uint(e.bytes.load(std::memory_order_relaxed));
+        switch (e.kind) {
         case ObjectKind::Heap:
-        case ObjectKind::Mmap: key(t, ob::site).add_int(e->ref); break;
+        case ObjectKind::Mmap: key(t, ob::site).add_int(e.ref); break;
         case ObjectKind::Static:
-            key(t, ob::module).add_int(e->ref);
-            key(t, ob::offset).add_uint(e->detail);
+            key(t, ob::module).add_int(e.ref);
+            key(t, ob::offset).add_uint(e.detail);
             break;
-        case ObjectKind::Stack: key(t, ob::tid).add_uint(e->detail); break;
+        case ObjectKind::Stack: key(t, ob::tid).add_uint(e.detail); break;
         case ObjectKind::Unknown: break;
         }
         t.add("}");
         f.end_line();
-    }
+    });
 }
 
 void write_attribution(LineFile& f) {

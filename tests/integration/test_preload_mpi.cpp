@@ -5,8 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <sstream>
 
 #include <unistd.h>
+
+#include "parsers/node_file_reader.hpp"
 
 #include "tests/integration/log_checks.hpp"
 
@@ -165,6 +169,55 @@ TEST(PreloadMpi, StacksageRunUnderMpirun) {
     }
     EXPECT_EQ(ranks, 2) << describe(logs);
     EXPECT_TRUE(fs::exists(out.path() / "run.json"));
+}
+
+// The memory-bound mode the sampler's overhead is measured on
+// (bench_sampling_run_overhead, docs/PERFORMANCE.md): each rank's OpenMP
+// team first-touches its buffer in parallel, so every rank's page-fault
+// samples show two threads with half of the rank's pages each.
+TEST(PreloadMpi, MemoryBoundRanksFirstTouchInParallelUnderPageFaultSampling) {
+    REQUIRE_MPI();
+    TempDir out;
+    RunOptions o;
+    o.argv = {stacksage_binary(), "run", "--sample=pagefault", "-o", out.path().string(), "--"};
+    for (auto& a : mpirun_args("none")) o.argv.push_back(a);
+    for (auto a : {example("mpi_omp"), std::string("--rounds"), std::string("2"), std::string("--mib"), std::string("32")})
+        o.argv.push_back(a);
+    o.preload = false;
+    // Every page fault sampled, into rings that hold them all.
+    o.env = {{"OMP_NUM_THREADS", "2"},
+             {"STACKSAGE_PRELOAD", preload_library()},
+             {"STACKSAGE_SAMPLE_PERIOD_PAGEFAULT", "1"},
+             {"STACKSAGE_SAMPLE_PAGES", "128"}};
+    o.timeout = std::chrono::seconds(120);
+    RunResult r = run(o);
+    ASSERT_EQ(r.exit_code(), 0) << r.err;
+    EXPECT_NE(r.out.find("2 ranks x 2 threads"), std::string::npos) << r.out;
+
+    namespace nf = stacksage::formats::node_file;
+    constexpr std::uint64_t kPagesPerThread = (32u << 20) / 4096 / 2;
+    int ranks_with_a_parallel_first_touch = 0;
+    for (const auto& host : fs::directory_iterator(out.path())) {
+        if (!host.is_directory()) continue;
+        auto samples = stacksage::read_node_file((host.path() / "node.samples").string(), "node.samples",
+                                                 nf::FileKind::samples);
+        ASSERT_TRUE(samples) << host.path();
+        for (const auto& stream : samples->streams) {
+            std::map<std::int64_t, std::uint64_t> faults, lost;
+            std::istringstream in{std::string(stream.text)};
+            for (std::string line; std::getline(in, line);) {
+                const auto rec = nlohmann::json::parse(line);
+                if (rec["rec"] == "access" && rec["backend"] == "pagefault")
+                    faults[rec["tid"].get<std::int64_t>()] += rec["count"].get<std::uint64_t>();
+                if (rec["rec"] == "thread") lost[rec["tid"].get<std::int64_t>()] = rec["lost"].get<std::uint64_t>();
+            }
+            int touching_threads = 0;
+            for (const auto& [tid, n] : faults)
+                if (n + lost[tid] >= kPagesPerThread && n >= kPagesPerThread * 9 / 10) ++touching_threads;
+            if (touching_threads >= 2) ++ranks_with_a_parallel_first_touch;
+        }
+    }
+    EXPECT_EQ(ranks_with_a_parallel_first_touch, 2);
 }
 
 }  // namespace

@@ -496,7 +496,7 @@ TEST(SamplingAttribution, AFaultOnTheInstructionsOwnCodePageIsNoDataObject) {
 }
 
 TEST(SamplingAttribution, TheAccessTableKeepsSitesAndObjectsApart) {
-    std::vector<AccessEntry> memory(64);
+    std::vector<std::uint64_t> memory(AccessTable::bytes_for(64) / sizeof(std::uint64_t));
     AccessTable t;
     t.init(memory.data(), 64);
     AccessKey k;

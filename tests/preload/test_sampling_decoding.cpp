@@ -424,7 +424,7 @@ TEST(SamplingRing, OldKernelsWithoutDataOffset) {
 // ---- aggregation --------------------------------------------------------------
 
 TEST(SamplingTable, AggregatesCountsWeightsAndHistograms) {
-    std::vector<AccessEntry> memory(64);
+    std::vector<std::uint64_t> memory(AccessTable::bytes_for(64) / sizeof(std::uint64_t));
     AccessTable t;
     t.init(memory.data(), 64);
     AccessKey dram;
@@ -471,7 +471,7 @@ TEST(SamplingTable, AggregatesCountsWeightsAndHistograms) {
     EXPECT_EQ(t.size(), 48u);
     EXPECT_EQ(t.dropped(), 100u - 46u);
 
-    std::vector<AccessEntry> memory2(128);
+    std::vector<std::uint64_t> memory2(AccessTable::bytes_for(128) / sizeof(std::uint64_t));
     AccessTable total;
     total.init(memory2.data(), 128);
     total.merge(t);
