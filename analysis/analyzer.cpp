@@ -15,6 +15,7 @@
 #include "analysis/recording_gaps_check.hpp"
 #include "analysis/suggestions.hpp"
 #include "analysis/temporal_stacking_check.hpp"
+#include "core/parallel_for.hpp"
 
 namespace stacksage {
 
@@ -127,7 +128,7 @@ std::vector<Finding> run_checks(const RunView& view, const std::vector<NodeLoad>
     return all;
 }
 
-ProcessSummary summarize_process(const RunView& view, const ProcessView& p, const RuntimeStacking& stacking) {
+ProcessSummary summarize_process(const RunView& view, const ProcessView& p, RuntimeStacking stacking) {
     ProcessSummary s;
     s.host = std::string(view.nodes[p.node].host);
     s.rank = p.rank;
@@ -149,8 +150,8 @@ ProcessSummary summarize_process(const RunView& view, const ProcessView& p, cons
         if (flow.untraced) ++s.untraced_threads;
     }
     s.log_ends_early = std::string(p.log_ends_early);
-    s.runtimes = stacking.runtimes;
-    s.category = stacking.category;
+    s.runtimes = std::move(stacking.runtimes);
+    s.category = std::move(stacking.category);
     s.end_how = std::string(p.end_how);
     return s;
 }
@@ -206,23 +207,30 @@ AnalysisResult analyze(RunView view, const AnalysisOptions& options) {
     result.run_command = std::string(view.run_command);
     result.launcher = detect_launcher(view);
 
-    std::vector<NodeLoad>& loads = result.loads;
-    loads.reserve(view.nodes.size());
+    // Each node's load and usage, and each process's summary, depend on the
+    // view only: they are computed on every core, each into its own slot.
+    const auto node_count = static_cast<std::uint32_t>(view.nodes.size());
     result.load_options.series_rows = options.load_series_rows;
-    for (std::uint32_t n = 0; n < view.nodes.size(); ++n) loads.push_back(compute_node_load(view, n, result.load_options));
-    result.findings = run_checks(view, loads, result.launcher);
+    result.loads.resize(node_count);
+    result.pu_usage.resize(node_count);
+    parallel_for(node_count, options.threads, [&](std::size_t n) {
+        const auto node = static_cast<std::uint32_t>(n);
+        result.loads[n] = compute_node_load(view, node, result.load_options);
+        result.pu_usage[n] = compute_pu_usage(view, node);
+    });
+    result.findings = run_checks(view, result.loads, result.launcher);
 
     // Summaries.
     if (view.model) result.memory = build_memory_heatmaps(*view.model);
-    const std::vector<RuntimeStacking> stacking = summarize_runtime_stacking(view);
-    result.processes.reserve(view.processes.size());
-    for (std::uint32_t i = 0; i < view.processes.size(); ++i)
-        result.processes.push_back(summarize_process(view, view.processes[i], stacking[i]));
+    result.processes.resize(view.processes.size());
+    parallel_for(view.processes.size(), options.threads, [&](std::size_t i) {
+        const auto p = static_cast<std::uint32_t>(i);
+        result.processes[i] = summarize_process(view, view.processes[i], summarize_runtime_stacking(view, p));
+    });
+    result.nodes.reserve(node_count);
     for (const NodeView& node : view.nodes) result.nodes.push_back(summarize_node(node, result.processes));
     sort_findings(result.findings, result.nodes);
     summarize_findings_per_node(result.findings, result.nodes);
-    result.pu_usage.reserve(view.nodes.size());
-    for (std::uint32_t n = 0; n < view.nodes.size(); ++n) result.pu_usage.push_back(compute_pu_usage(view, n));
     result.node_groups = group_nodes(result);
     result.view = std::move(view);
     result.view.model = nullptr;
