@@ -74,7 +74,7 @@ NodeLoad AnalysisResult::node_load_with_series(std::uint32_t n) const {
 }
 
 AnalysisResult analyze(const Model& model, const AnalysisOptions& options) {
-    return analyze(build_run_view(model, options.activity), options);
+    return analyze(build_run_view(model, options.activity, options.threads), options);
 }
 
 namespace {
@@ -221,7 +221,7 @@ AnalysisResult analyze(RunView view, const AnalysisOptions& options) {
     result.findings = run_checks(view, result.loads, result.launcher);
 
     // Summaries.
-    if (view.model) result.memory = build_memory_heatmaps(*view.model);
+    if (view.model) result.memory = build_memory_heatmaps(*view.model, options.threads);
     result.processes.resize(view.processes.size());
     parallel_for(view.processes.size(), options.threads, [&](std::size_t i) {
         const auto p = static_cast<std::uint32_t>(i);
