@@ -1,6 +1,7 @@
 #include "analysis/analyzer.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include "analysis/completeness_check.hpp"
@@ -106,23 +107,28 @@ void summarize_findings_per_node(const std::vector<Finding>& findings, std::vect
 namespace {
 
 // Every check's findings, in the checks' order, overloads combined, with
-// their suggestions.
-std::vector<Finding> run_checks(const RunView& view, const std::vector<NodeLoad>& loads, const LauncherInfo& launcher) {
-    std::vector<Finding> all;
-    auto append = [&](std::vector<Finding> more) {
-        for (Finding& f : more) all.push_back(std::move(f));
+// their suggestions. The checks read the view and the loads only: they run
+// at once, on up to `threads` threads, each into its own slot.
+std::vector<Finding> run_checks(const RunView& view, const std::vector<NodeLoad>& loads, const LauncherInfo& launcher,
+                                unsigned threads) {
+    const std::function<std::vector<Finding>()> checks[] = {
+        [&] { return check_resource_centric(view, loads); },
+        [&] { return check_flow_centric(view, loads); },
+        [&] { return check_cpu_quota(view, loads); },
+        [&] { return check_smt(view, loads); },
+        [&] { return check_temporal_stacking(view, loads); },
+        [&] { return check_service_flows(view); },
+        [&] { return check_numa_locality(view, launcher); },
+        [&] { return check_placement(view, launcher); },
+        [&] { return check_completeness(view, launcher); },
+        [&] { return check_recording_gaps(view); },
+        [&] { return check_live_warnings(view); },
     };
-    append(check_resource_centric(view, loads));
-    append(check_flow_centric(view, loads));
-    append(check_cpu_quota(view, loads));
-    append(check_smt(view, loads));
-    append(check_temporal_stacking(view, loads));
-    append(check_service_flows(view));
-    append(check_numa_locality(view, launcher));
-    append(check_placement(view, launcher));
-    append(check_completeness(view, launcher));
-    append(check_recording_gaps(view));
-    append(check_live_warnings(view));
+    std::vector<std::vector<Finding>> found(std::size(checks));
+    parallel_for(std::size(checks), threads, [&](std::size_t c) { found[c] = checks[c](); });
+    std::vector<Finding> all;
+    for (std::vector<Finding>& more : found)
+        for (Finding& f : more) all.push_back(std::move(f));
     combine_overloads(all);
     add_suggestions(view, loads, launcher, all);
     return all;
@@ -218,7 +224,7 @@ AnalysisResult analyze(RunView view, const AnalysisOptions& options) {
         result.loads[n] = compute_node_load(view, node, result.load_options);
         result.pu_usage[n] = compute_pu_usage(view, node);
     });
-    result.findings = run_checks(view, result.loads, result.launcher);
+    result.findings = run_checks(view, result.loads, result.launcher, options.threads);
 
     // Summaries.
     if (view.model) result.memory = build_memory_heatmaps(*view.model, options.threads);
