@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
+#include <set>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -23,21 +25,28 @@ TEST(ParallelFor, CallsEveryIndexOnceForAnyNumberOfWorkers) {
 }
 
 TEST(ParallelFor, SeveralWorkersShareTheWork) {
-    const std::thread::id caller = std::this_thread::get_id();
     std::vector<std::thread::id> who(256);
-    // Each call waits until a call on another thread has started: one thread
-    // alone would never get past the first.
-    std::atomic<bool> other_started{false};
+    // Each call waits until calls on two threads have started: one thread
+    // alone would never get past its first (the deadline ends the wait).
+    std::mutex mutex;
+    std::set<std::thread::id> started;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     parallel_for(who.size(), 2, [&](std::size_t i) {
         who[i] = std::this_thread::get_id();
-        if (who[i] != caller) other_started = true;
-        while (!other_started && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+        {
+            std::lock_guard lock(mutex);
+            started.insert(who[i]);
+        }
+        for (;;) {
+            {
+                std::lock_guard lock(mutex);
+                if (started.size() >= 2) break;
+            }
+            if (std::chrono::steady_clock::now() > deadline) break;
+            std::this_thread::yield();
+        }
     });
-    std::size_t on_caller = 0;
-    for (const std::thread::id& id : who) on_caller += id == caller;
-    EXPECT_GT(on_caller, 0u) << "the calling thread works too";
-    EXPECT_LT(on_caller, who.size());
+    EXPECT_EQ(std::set<std::thread::id>(who.begin(), who.end()).size(), 2u);
 }
 
 TEST(ParallelFor, OneWorkerRunsInOrderOnTheCallingThread) {
