@@ -1,6 +1,7 @@
 #include "analysis/analyzer.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include "analysis/completeness_check.hpp"
@@ -15,6 +16,7 @@
 #include "analysis/recording_gaps_check.hpp"
 #include "analysis/suggestions.hpp"
 #include "analysis/temporal_stacking_check.hpp"
+#include "core/parallel_for.hpp"
 
 namespace stacksage {
 
@@ -73,7 +75,7 @@ NodeLoad AnalysisResult::node_load_with_series(std::uint32_t n) const {
 }
 
 AnalysisResult analyze(const Model& model, const AnalysisOptions& options) {
-    return analyze(build_run_view(model, options.activity), options);
+    return analyze(build_run_view(model, options.activity, options.threads), options);
 }
 
 namespace {
@@ -105,29 +107,34 @@ void summarize_findings_per_node(const std::vector<Finding>& findings, std::vect
 namespace {
 
 // Every check's findings, in the checks' order, overloads combined, with
-// their suggestions.
-std::vector<Finding> run_checks(const RunView& view, const std::vector<NodeLoad>& loads, const LauncherInfo& launcher) {
-    std::vector<Finding> all;
-    auto append = [&](std::vector<Finding> more) {
-        for (Finding& f : more) all.push_back(std::move(f));
+// their suggestions. The checks read the view and the loads only: they run
+// at once, on up to `threads` threads, each into its own slot.
+std::vector<Finding> run_checks(const RunView& view, const std::vector<NodeLoad>& loads, const LauncherInfo& launcher,
+                                unsigned threads) {
+    const std::function<std::vector<Finding>()> checks[] = {
+        [&] { return check_resource_centric(view, loads); },
+        [&] { return check_flow_centric(view, loads); },
+        [&] { return check_cpu_quota(view, loads); },
+        [&] { return check_smt(view, loads); },
+        [&] { return check_temporal_stacking(view, loads); },
+        [&] { return check_service_flows(view); },
+        [&] { return check_numa_locality(view, launcher); },
+        [&] { return check_placement(view, launcher); },
+        [&] { return check_completeness(view, launcher); },
+        [&] { return check_recording_gaps(view); },
+        [&] { return check_live_warnings(view); },
     };
-    append(check_resource_centric(view, loads));
-    append(check_flow_centric(view, loads));
-    append(check_cpu_quota(view, loads));
-    append(check_smt(view, loads));
-    append(check_temporal_stacking(view, loads));
-    append(check_service_flows(view));
-    append(check_numa_locality(view, launcher));
-    append(check_placement(view, launcher));
-    append(check_completeness(view, launcher));
-    append(check_recording_gaps(view));
-    append(check_live_warnings(view));
+    std::vector<std::vector<Finding>> found(std::size(checks));
+    parallel_for(std::size(checks), threads, [&](std::size_t c) { found[c] = checks[c](); });
+    std::vector<Finding> all;
+    for (std::vector<Finding>& more : found)
+        for (Finding& f : more) all.push_back(std::move(f));
     combine_overloads(all);
     add_suggestions(view, loads, launcher, all);
     return all;
 }
 
-ProcessSummary summarize_process(const RunView& view, const ProcessView& p, const RuntimeStacking& stacking) {
+ProcessSummary summarize_process(const RunView& view, const ProcessView& p, RuntimeStacking stacking) {
     ProcessSummary s;
     s.host = std::string(view.nodes[p.node].host);
     s.rank = p.rank;
@@ -149,8 +156,8 @@ ProcessSummary summarize_process(const RunView& view, const ProcessView& p, cons
         if (flow.untraced) ++s.untraced_threads;
     }
     s.log_ends_early = std::string(p.log_ends_early);
-    s.runtimes = stacking.runtimes;
-    s.category = stacking.category;
+    s.runtimes = std::move(stacking.runtimes);
+    s.category = std::move(stacking.category);
     s.end_how = std::string(p.end_how);
     return s;
 }
@@ -206,23 +213,30 @@ AnalysisResult analyze(RunView view, const AnalysisOptions& options) {
     result.run_command = std::string(view.run_command);
     result.launcher = detect_launcher(view);
 
-    std::vector<NodeLoad>& loads = result.loads;
-    loads.reserve(view.nodes.size());
+    // Each node's load and usage, and each process's summary, depend on the
+    // view only: they are computed on every core, each into its own slot.
+    const auto node_count = static_cast<std::uint32_t>(view.nodes.size());
     result.load_options.series_rows = options.load_series_rows;
-    for (std::uint32_t n = 0; n < view.nodes.size(); ++n) loads.push_back(compute_node_load(view, n, result.load_options));
-    result.findings = run_checks(view, loads, result.launcher);
+    result.loads.resize(node_count);
+    result.pu_usage.resize(node_count);
+    parallel_for(node_count, options.threads, [&](std::size_t n) {
+        const auto node = static_cast<std::uint32_t>(n);
+        result.loads[n] = compute_node_load(view, node, result.load_options);
+        result.pu_usage[n] = compute_pu_usage(view, node);
+    });
+    result.findings = run_checks(view, result.loads, result.launcher, options.threads);
 
     // Summaries.
-    if (view.model) result.memory = build_memory_heatmaps(*view.model);
-    const std::vector<RuntimeStacking> stacking = summarize_runtime_stacking(view);
-    result.processes.reserve(view.processes.size());
-    for (std::uint32_t i = 0; i < view.processes.size(); ++i)
-        result.processes.push_back(summarize_process(view, view.processes[i], stacking[i]));
+    if (view.model) result.memory = build_memory_heatmaps(*view.model, options.threads);
+    result.processes.resize(view.processes.size());
+    parallel_for(view.processes.size(), options.threads, [&](std::size_t i) {
+        const auto p = static_cast<std::uint32_t>(i);
+        result.processes[i] = summarize_process(view, view.processes[i], summarize_runtime_stacking(view, p));
+    });
+    result.nodes.reserve(node_count);
     for (const NodeView& node : view.nodes) result.nodes.push_back(summarize_node(node, result.processes));
     sort_findings(result.findings, result.nodes);
     summarize_findings_per_node(result.findings, result.nodes);
-    result.pu_usage.reserve(view.nodes.size());
-    for (std::uint32_t n = 0; n < view.nodes.size(); ++n) result.pu_usage.push_back(compute_pu_usage(view, n));
     result.node_groups = group_nodes(result);
     result.view = std::move(view);
     result.view.model = nullptr;

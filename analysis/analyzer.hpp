@@ -110,6 +110,9 @@ struct AnalysisOptions {
     // Each node's load series rows (NodeLoadOptions::series_rows): only
     // the HTML page draws them.
     bool load_series_rows = true;
+    // Threads the per-node and per-process work runs on; 0: one per core.
+    // The result is the same for any number.
+    unsigned threads = 0;
 };
 
 // Runs checks 1-7 on a view; the result keeps the view. options.activity

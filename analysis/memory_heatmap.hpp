@@ -105,8 +105,9 @@ struct NodeMemoryHeatmap {
     bool empty() const { return access_samples == 0 && first_touch_samples == 0 && papi_misses.empty(); }
 };
 
-// One heatmap per Node of the model that has memory samples, in model order.
-std::vector<NodeMemoryHeatmap> build_memory_heatmaps(const Model& model);
+// One heatmap per Node of the model that has memory samples, in model order;
+// the nodes are read on `threads` threads (0: one per core).
+std::vector<NodeMemoryHeatmap> build_memory_heatmaps(const Model& model, unsigned threads = 0);
 
 // The call sites with the most samples served by levels[level]: at most n
 // (site row, samples) pairs, most first; empty without attributed samples.

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "analysis/activity.hpp"
+#include "core/parallel_for.hpp"
 #include "core/saturating.hpp"
 #include "core/run_model_schema.hpp"
 
@@ -397,7 +398,7 @@ std::uint32_t runtime_of(RunView& view, const FlowView& f, const ProcessView& p,
 
 RunView build_run_view(const Model& model) { return build_run_view(model, ActivityOptions{}); }
 
-RunView build_run_view(const Model& model, const ActivityOptions& activity) {
+RunView build_run_view(const Model& model, const ActivityOptions& activity, unsigned threads) {
     RunView view;
     view.model = &model;
     const RunModelKeys& k = model.run_keys();
@@ -411,37 +412,56 @@ RunView build_run_view(const Model& model, const ActivityOptions& activity) {
             view.launch_hosts = model.get_string(root, *key).value_or(std::string_view{});
         break;
     }
+    // Nodes, processes and flows are read from the model on every core,
+    // each into its own slot; what depends on the order they come in (the
+    // nodes made for hosts without one, the runtimes by first appearance)
+    // is then done in that order.
+    const std::vector<ComponentId> node_ids = model.components_of_type(ComponentType::Node);
+    view.nodes.resize(node_ids.size());
+    parallel_for(node_ids.size(), threads, [&](std::size_t n) { view.nodes[n] = make_node(model, k, node_ids[n]); });
     std::unordered_map<std::string_view, std::uint32_t> node_by_host;
-    for (ComponentId node : model.components_of_type(ComponentType::Node)) {
-        view.nodes.push_back(make_node(model, k, node));
-        node_by_host.emplace(view.nodes.back().host, static_cast<std::uint32_t>(view.nodes.size() - 1));
-    }
+    for (std::uint32_t n = 0; n < view.nodes.size(); ++n) node_by_host.emplace(view.nodes[n].host, n);
 
     const std::vector<ComponentId> processes = model.components_of_type(ComponentType::Process);
-    view.processes.reserve(processes.size());
-    // Sized once: growing by doubling holds the old and the new array at once
-    // (a third of the view at a million flows).
-    view.flows.reserve(model.count_of_type(ComponentType::Flow));
+    // A process's flows are consecutive in view.flows, in process order:
+    // where each process's start. The flows are sized once (growing by
+    // doubling holds the old and the new array at once, a third of the view
+    // at a million flows).
+    std::vector<std::uint32_t> first_flow(processes.size() + 1, 0);
+    for (std::size_t i = 0; i < processes.size(); ++i) {
+        std::uint32_t flows = 0;
+        for (ComponentId fid = model.first_child(processes[i]); fid != kNoComponent; fid = model.next_sibling(fid))
+            if (model.type(fid) == ComponentType::Flow) ++flows;
+        first_flow[i + 1] = first_flow[i] + flows;
+    }
+    view.processes.resize(processes.size());
+    view.flows.resize(first_flow.back());
+    parallel_for(processes.size(), threads, [&](std::size_t i) {
+        ProcessView& p = view.processes[i];
+        p = read_process(model, k, processes[i]);
+        p.flows.reserve(first_flow[i + 1] - first_flow[i]);
+        std::uint32_t f = first_flow[i];
+        for (ComponentId fid = model.first_child(processes[i]); fid != kNoComponent; fid = model.next_sibling(fid)) {
+            if (model.type(fid) != ComponentType::Flow) continue;
+            view.flows[f] = read_flow(model, k, fid, static_cast<std::uint32_t>(i), p);
+            p.flows.push_back(f++);
+        }
+    });
     std::unordered_map<std::string_view, std::uint32_t> runtime_by_module;
     const std::uint32_t application = view.runtime_id({"application", RuntimeFamily::Application});
-    for (ComponentId pid : processes) {
-        ProcessView p = read_process(model, k, pid);
-        p.node = node_of_host(view, node_by_host, model.get_string(pid, keys::hostname).value_or(std::string_view{}));
-        const auto process_index = static_cast<std::uint32_t>(view.processes.size());
-        for (ComponentId fid = model.first_child(pid); fid != kNoComponent; fid = model.next_sibling(fid)) {
-            if (model.type(fid) != ComponentType::Flow) continue;
-            FlowView f = read_flow(model, k, fid, process_index, p);
-            f.runtime = runtime_of(view, f, p, runtime_by_module, application);
-            p.flows.push_back(static_cast<std::uint32_t>(view.flows.size()));
-            view.flows.push_back(std::move(f));
-        }
+    for (std::size_t i = 0; i < processes.size(); ++i) {
+        ProcessView& p = view.processes[i];
+        p.node = node_of_host(view, node_by_host, model.get_string(processes[i], keys::hostname).value_or(std::string_view{}));
+        for (std::uint32_t f : p.flows) view.flows[f].runtime = runtime_of(view, view.flows[f], p, runtime_by_module, application);
+    }
+    parallel_for(processes.size(), threads, [&](std::size_t i) {
+        ProcessView& p = view.processes[i];
         add_creator_readings(model, k, view, p);
         for (std::uint32_t f : p.flows) {
             classify_activity(view.flows[f], activity);
             if (!view.flows[f].service) p.placement |= view.flows[f].placement;
         }
-        view.processes.push_back(std::move(p));
-    }
+    });
     mark_launch_plumbing(view);
     for (std::uint32_t i = 0; i < view.processes.size(); ++i) {
         NodeView& node = view.nodes[view.processes[i].node];

@@ -202,10 +202,13 @@ struct ActivityOptions;
 // every Process root with its Flows. Processes whose host has no Node are
 // kept, attached to a node made for them (no cores), so nothing is lost.
 //
+// The model is read on `threads` threads (0: one per core); the view is the
+// same for any number.
+//
 // \return the view; never fails. It points into the model, which must
 //         outlive it unchanged.
 RunView build_run_view(const Model& model);
-RunView build_run_view(const Model& model, const ActivityOptions& activity);
+RunView build_run_view(const Model& model, const ActivityOptions& activity, unsigned threads = 0);
 
 // "Cores [1-15]" on nodes without SMT; "CPUs [1-7,17-23] (7 cores)" on
 // nodes with SMT, where CPU numbers and cores differ.

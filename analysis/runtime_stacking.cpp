@@ -57,11 +57,4 @@ RuntimeStacking summarize_runtime_stacking(const RunView& view, std::uint32_t pr
     return s;
 }
 
-std::vector<RuntimeStacking> summarize_runtime_stacking(const RunView& view) {
-    std::vector<RuntimeStacking> out;
-    out.reserve(view.processes.size());
-    for (std::uint32_t p = 0; p < view.processes.size(); ++p) out.push_back(summarize_runtime_stacking(view, p));
-    return out;
-}
-
 }  // namespace stacksage

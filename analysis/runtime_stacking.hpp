@@ -36,9 +36,7 @@ struct RuntimeStacking {
 
 std::string_view kNoStacking();
 
-// The summary of one process.
+// The summary of one process (launchers included: they are shown, not checked).
 RuntimeStacking summarize_runtime_stacking(const RunView& view, std::uint32_t process);
-// Of every process (launchers included: they are shown, not checked).
-std::vector<RuntimeStacking> summarize_runtime_stacking(const RunView& view);
 
 }  // namespace stacksage

@@ -92,6 +92,7 @@ int run_check(const CheckOptions& o) {
                         : input_errors > 0 ? std::string("failing: the input is incomplete")
                                            : std::string("passed"));
     if (!o.quiet) output.print(text);
+    keep_until_exit(std::move(*analysed));
     return output.finish(failing > 0 || input_errors > 0 ? kExitFindings : kExitOk);
 }
 }  // namespace

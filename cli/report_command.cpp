@@ -92,6 +92,7 @@ int run_report(const ReportOptions& o) {
     }
     const double render_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (o.timings) output.say(timings_line(*analysed, render_seconds));
+    keep_until_exit(std::move(*analysed));
     return output.finish(kExitOk);
 }
 }  // namespace
