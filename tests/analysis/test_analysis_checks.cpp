@@ -455,6 +455,10 @@ TEST(Activity, AHelperThatQueuesAtEachWakeUpIsNotStarved) {
         {"the same helper queued 9 %: was service before too", 1700, 20'000, 300, 150, "service"},
         {"the same on a node so crowded it queued 60 % of its life", 1700, 20'000, 300, 1020, "starved"},
         {"a compute thread behind 99 others: 2 % ran, in 8 whole time slices", 1000, 20'000, 8, 975, "starved"},
+        // 4 threads on 2 cores beside 3 busy processes: the workers' turns
+        // end at barriers and at wake-ups of others.
+        {"a GNU OpenMP worker on a crowded node: 4.5 % ran, 144 us per turn, queued 23 %", 318, 14'400, 100, 74,
+         "starved"},
     };
     for (const Case& c : cases) {
         FlowView f;
@@ -559,6 +563,41 @@ TEST(Activity, StretchesBetweenCpuReadingsAreJudgedOnTheirOwn) {
     ASSERT_EQ(f.busy.size(), 2u);
     EXPECT_EQ(f.busy[1].start_ns, 2'000'000'000);
     EXPECT_EQ(f.busy[1].end_ns, 20'000'000'000);
+}
+
+// On a crowded node a thread that got just over a tenth of a CPU in all can
+// get just under it after a CPU reading: it queued for a CPU there, it did
+// not idle (GNU OpenMP's main thread, 4 threads on 2 loaded cores: 11 % of
+// its life, 9.9 % after it created its team, and it waited 41 % of its life
+// for a CPU; the over-subscription warning counted 3 threads of 4).
+TEST(Activity, ACrowdedActiveFlowsQuietStretchIsAWaitForACpu) {
+    FlowView f;
+    f.kind = FlowKind::Main;
+    f.start_ns = 0;
+    f.end_ns = 325'000'000;
+    f.cpu_time_us = 35'600;
+    f.run_slices = 196;
+    f.cpu_readings = {{21'500'000, 5'500'000}};  // as it created its team
+    auto busy_after_the_reading = [&] {
+        for (const TimeSpan& b : f.busy)
+            if (b.end_ns > 21'500'000) return b.start_ns <= 21'500'000 && b.end_ns == 325'000'000;
+        return false;
+    };
+    f.run_delay_ns = 132'800'000;
+    classify_activity(f);
+    EXPECT_FALSE(f.starved);  // over a tenth in all: active, not starved
+    EXPECT_TRUE(busy_after_the_reading());
+    // The same figures without a wait for a CPU: the second stretch is quiet.
+    f.run_delay_ns = 0;
+    classify_activity(f);
+    EXPECT_FALSE(f.service);
+    EXPECT_FALSE(busy_after_the_reading());
+    // A helper's wait, queued at each of thousands of short wake-ups (5 us of
+    // CPU per turn) for a small part of its life, says nothing of the stretch.
+    f.run_slices = 7'000;
+    f.run_delay_ns = 50'000'000;
+    classify_activity(f);
+    EXPECT_FALSE(busy_after_the_reading());
 }
 
 // A starved creator waits for a CPU between its pthread_create calls and its
