@@ -455,9 +455,11 @@ TEST(Activity, AHelperThatQueuesAtEachWakeUpIsNotStarved) {
         {"the same helper queued 9 %: was service before too", 1700, 20'000, 300, 150, "service"},
         {"the same on a node so crowded it queued 60 % of its life", 1700, 20'000, 300, 1020, "starved"},
         {"a compute thread behind 99 others: 2 % ran, in 8 whole time slices", 1000, 20'000, 8, 975, "starved"},
-        // 4 threads on 2 cores beside 3 busy processes: the workers' turns
-        // end at barriers and at wake-ups of others.
+        // 4 threads on 2 cores beside 3, then 6 busy processes: the
+        // workers' turns end at barriers and at wake-ups of others.
         {"a GNU OpenMP worker on a crowded node: 4.5 % ran, 144 us per turn, queued 23 %", 318, 14'400, 100, 74,
+         "starved"},
+        {"the same worker on a node twice as crowded: 1.1 % ran, 133 us per turn, queued 19 %", 292, 3'200, 24, 55,
          "starved"},
     };
     for (const Case& c : cases) {
