@@ -63,6 +63,7 @@ bool classify_whole_life(FlowView& flow, const ActivityOptions& options) {
 struct Stretch {
     CpuReading from, to;
     bool after_create = false;  // begins at one of the flow's pthread_create calls
+    bool before_wait = false;   // ends where a recorded wait (pthread_join) begins
     bool known() const { return from.cpu_ns >= 0 && to.cpu_ns >= from.cpu_ns; }
     std::int64_t length() const { return subtract_saturating(to.t, from.t); }
     std::int64_t cpu() const { return known() ? subtract_saturating(to.cpu_ns, from.cpu_ns) : -1; }
@@ -80,8 +81,8 @@ std::vector<Stretch> awake_stretches(const FlowView& flow, std::int64_t total_ns
     std::vector<Stretch> stretches;
     CpuReading from{flow.start_ns, starts_at_zero ? 0 : -1};
     bool from_create = false;
-    auto add_stretch = [&](CpuReading to) {
-        if (to.t > from.t) stretches.push_back({from, to, from_create});
+    auto add_stretch = [&](CpuReading to, bool before_wait) {
+        if (to.t > from.t) stretches.push_back({from, to, from_create, before_wait});
         from_create = false;
     };
     // Readings taken as it created threads split the awake stretches further.
@@ -89,18 +90,18 @@ std::vector<Stretch> awake_stretches(const FlowView& flow, std::int64_t total_ns
     auto read_until = [&](std::int64_t t) {
         for (; reading != flow.cpu_readings.end() && reading->t < t; ++reading) {
             if (reading->t <= from.t) continue;  // inside a wait, or out of order
-            add_stretch(*reading);
+            add_stretch(*reading, false);
             from = *reading;
             from_create = true;
         }
     };
     for (const TimeSpan& w : flow.waits) {
         read_until(w.start_ns);
-        add_stretch({w.start_ns, w.cpu_ns});
+        add_stretch({w.start_ns, w.cpu_ns}, true);
         from = {w.end_ns, w.cpu_ns};
     }
     read_until(flow.end_ns);
-    add_stretch({flow.end_ns, total_ns});
+    add_stretch({flow.end_ns, total_ns}, false);
     return stretches;
 }
 
@@ -151,7 +152,9 @@ void classify_activity(FlowView& flow, const ActivityOptions& options) {
         // the threshold is idle only if the flow did not wait for a CPU
         // there (a starved flow's low share is a wait for a CPU, not
         // idleness, and so is a crowded active flow's).
-        if (st.known() && length >= options.min_lifetime_ns) {
+        // A creator between its last pthread_create and its join: below.
+        const bool creator_until_join = st.after_create && st.before_wait;
+        if (st.known() && length >= options.min_lifetime_ns && !creator_until_join) {
             const double fraction = static_cast<double>(st.cpu()) / static_cast<double>(length);
             busy = fraction >= options.service_fraction ||
                    ((flow.starved || wait_counts) && asked(st) >= options.service_fraction);
@@ -159,7 +162,10 @@ void classify_activity(FlowView& flow, const ActivityOptions& options) {
             // A creator between two pthread_create calls, or between its
             // last one and its join: on a crowded CPU it waits there for
             // the threads it has just started, and that wait is theirs.
-            // It computed beside them only if it used the CPU itself.
+            // It computed beside them only if it used the CPU itself. Up to
+            // its join this holds however long the wait: on a CPU shared by
+            // its two new threads and other busy processes a creator waited
+            // 26 ms to reach pthread_join, and was counted a third worker.
             busy = static_cast<double>(st.cpu()) / static_cast<double>(length) >= options.service_fraction;
         }
         if (!busy) continue;

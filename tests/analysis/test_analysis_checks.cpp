@@ -635,6 +635,39 @@ TEST(Activity, AStarvedCreatorBetweenItsCreatesAndItsJoinIsNotBusy) {
     EXPECT_TRUE(busy_between_create_and_join());
 }
 
+// The same, however long the creator waits to reach its join: an srun task
+// bound to one CPU, shared with its 2 new threads and 4 busy processes, got
+// to pthread_join 29 ms after its pthread_create with 0.1 ms of CPU of its
+// own, and was counted a third worker (its node's advice then differed from
+// the other node's, which reached its join at once).
+TEST(Activity, AStarvedCreatorThatWaitsLongForItsJoinIsNotBusyThere) {
+    FlowView f;
+    f.kind = FlowKind::Main;
+    f.start_ns = 0;
+    f.end_ns = 340'400'000;
+    f.cpu_time_us = 4'000;
+    f.run_delay_ns = 65'300'000;
+    f.run_slices = 8;
+    f.voluntary_switches = 7;
+    f.involuntary_switches = 5;
+    f.cpu_readings = {{37'000'000, 3'900'000}};
+    f.waits = {{66'300'000, 340'300'000, 4'000'000}};
+    auto busy_between_create_and_join = [&] {
+        for (const TimeSpan& b : f.busy)
+            if (b.start_ns < 66'300'000 && b.end_ns > 37'000'000) return true;
+        return false;
+    };
+    classify_activity(f);
+    EXPECT_TRUE(f.starved);
+    EXPECT_FALSE(f.busy.empty());  // its start-up is load
+    EXPECT_FALSE(busy_between_create_and_join());
+    // A creator that computed 3 ms there, beside its threads, is busy there.
+    f.cpu_time_us = 7'000;
+    f.waits = {{66'300'000, 340'300'000, 7'000'000}};
+    classify_activity(f);
+    EXPECT_TRUE(busy_between_create_and_join());
+}
+
 // An overload says for how long and when, not only that it happened.
 TEST(NodeLoad, AnOverloadSaysForHowLongAndWhen) {
     RunModelBuilder b;
