@@ -69,11 +69,15 @@ struct ActivityOptions {
 // busy; an awake stretch between two CPU readings (thread start, the start
 // of each wait, its pthread_create calls, the end) of at least
 // min_lifetime_ns is busy when its own CPU share reached service_fraction,
-// or when the flow was starved; a shorter stretch that begins at one of its
-// pthread_create calls is busy only when its own CPU share reached
-// service_fraction (a creator starved while its new threads took the CPU
-// did not compute beside them); other shorter stretches, and stretches
-// without readings, follow the whole-life verdict.
+// or when what it asked for there did and the flow waited for a CPU (it was
+// starved, or it was active and its wait passes the same turn test: on a
+// crowded node an active thread's quiet stretch is a wait too); a shorter
+// stretch that begins at one of its pthread_create calls, and one of any
+// length from such a call to a recorded wait (the creator's join), is busy
+// only when its own CPU share reached service_fraction (a creator starved
+// while its new threads took the CPU did not compute beside them); other
+// shorter stretches, and stretches without readings, follow the whole-life
+// verdict.
 // So a main thread that computes alone and then waits in pthread_join for
 // one worker per core is load before the workers start, not beside them.
 // A service flow is one with no busy stretch.
