@@ -12,41 +12,58 @@ namespace stacksage {
 
 namespace {
 
+// Whether a flow's recorded wait for a CPU was a compute thread's queueing
+// (it waited at turns it used for much of a time slice, or it waited for a
+// large part of its awake time), not a helper's queueing at each short
+// wake-up. `waited` is the wait as a fraction of the awake time.
+bool waited_as_compute_thread(const FlowView& flow, double waited, const ActivityOptions& options) {
+    // Without the turns' count the wait is taken as it is.
+    const std::int64_t turns = flow.run_slices > 0 ? flow.run_slices
+                               : flow.voluntary_switches >= 0 && flow.involuntary_switches >= 0
+                                   ? flow.voluntary_switches + flow.involuntary_switches + 1
+                                   : -1;
+    if (turns <= 0) return true;
+    const double cpu_per_turn = static_cast<double>(flow.cpu_time_us) * 1000.0 / static_cast<double>(turns);
+    return cpu_per_turn >= static_cast<double>(options.starved_min_cpu_per_slice_ns) ||
+           waited >= options.starved_wait_fraction;
+}
+
 // What a flow asked for over its awake time decides its state, as
 // classify_activity says; sets service and starved.
-void classify_whole_life(FlowView& flow, const ActivityOptions& options) {
+//
+// \return whether its wait for a CPU is known and counts in its stretches:
+// a starved flow's, and an active one's that waited as a compute thread
+// does. On a crowded node a thread that got just over service_fraction of
+// its life may get under it in a long stretch: that stretch is a wait for a
+// CPU, not idleness.
+bool classify_whole_life(FlowView& flow, const ActivityOptions& options) {
     const std::int64_t awake = flow.awake_ns();
-    if (flow.cpu_time_us < 0 || awake <= 0) return;
+    if (flow.cpu_time_us < 0 || awake <= 0) return false;
     flow.cpu_fraction = static_cast<double>(flow.cpu_time_us) * 1000.0 / static_cast<double>(awake);
-    if (flow.lifetime_ns() < options.min_lifetime_ns || flow.cpu_fraction >= options.service_fraction) return;
+    // Ran or waited to run, as a fraction of its awake time: what it asked for.
+    const double waited =
+        flow.run_delay_ns > 0 ? static_cast<double>(flow.run_delay_ns) / static_cast<double>(awake) : 0.0;
+    if (flow.lifetime_ns() < options.min_lifetime_ns || flow.cpu_fraction >= options.service_fraction)
+        return flow.run_delay_ns > 0 && waited_as_compute_thread(flow, waited, options);
     if (flow.run_delay_ns >= 0) {
-        // Ran or waited to run, as a fraction of its awake time: what it asked for.
-        const double waited = static_cast<double>(flow.run_delay_ns) / static_cast<double>(awake);
-        flow.starved = flow.cpu_fraction + waited >= options.service_fraction;
         // A helper woken often for microseconds queues at every wake-up on a
-        // crowded node: its turns are short. Without the turns' count it
-        // keeps the verdict above.
-        const std::int64_t turns = flow.run_slices > 0 ? flow.run_slices
-                                   : flow.voluntary_switches >= 0 && flow.involuntary_switches >= 0
-                                       ? flow.voluntary_switches + flow.involuntary_switches + 1
-                                       : -1;
-        if (flow.starved && turns > 0) {
-            const double cpu_per_turn = static_cast<double>(flow.cpu_time_us) * 1000.0 / static_cast<double>(turns);
-            flow.starved = cpu_per_turn >= static_cast<double>(options.starved_min_cpu_per_slice_ns) ||
-                           waited >= options.starved_wait_fraction;
-        }
+        // crowded node: its turns are short.
+        flow.starved = flow.cpu_fraction + waited >= options.service_fraction &&
+                       waited_as_compute_thread(flow, waited, options);
     } else {
         const double preemptions_per_s = static_cast<double>(flow.involuntary_switches) * 1e9 / static_cast<double>(awake);
         flow.starved = flow.voluntary_switches >= 0 && flow.involuntary_switches > flow.voluntary_switches &&
                        (flow.voluntary_switches == 0 || preemptions_per_s >= options.starved_preemptions_per_s);
     }
     flow.service = !flow.starved;
+    return flow.starved && flow.run_delay_ns > 0;
 }
 
 // A stretch of a flow's awake time, with the CPU readings at its bounds.
 struct Stretch {
     CpuReading from, to;
     bool after_create = false;  // begins at one of the flow's pthread_create calls
+    bool before_wait = false;   // ends where a recorded wait (pthread_join) begins
     bool known() const { return from.cpu_ns >= 0 && to.cpu_ns >= from.cpu_ns; }
     std::int64_t length() const { return subtract_saturating(to.t, from.t); }
     std::int64_t cpu() const { return known() ? subtract_saturating(to.cpu_ns, from.cpu_ns) : -1; }
@@ -64,8 +81,8 @@ std::vector<Stretch> awake_stretches(const FlowView& flow, std::int64_t total_ns
     std::vector<Stretch> stretches;
     CpuReading from{flow.start_ns, starts_at_zero ? 0 : -1};
     bool from_create = false;
-    auto add_stretch = [&](CpuReading to) {
-        if (to.t > from.t) stretches.push_back({from, to, from_create});
+    auto add_stretch = [&](CpuReading to, bool before_wait) {
+        if (to.t > from.t) stretches.push_back({from, to, from_create, before_wait});
         from_create = false;
     };
     // Readings taken as it created threads split the awake stretches further.
@@ -73,18 +90,18 @@ std::vector<Stretch> awake_stretches(const FlowView& flow, std::int64_t total_ns
     auto read_until = [&](std::int64_t t) {
         for (; reading != flow.cpu_readings.end() && reading->t < t; ++reading) {
             if (reading->t <= from.t) continue;  // inside a wait, or out of order
-            add_stretch(*reading);
+            add_stretch(*reading, false);
             from = *reading;
             from_create = true;
         }
     };
     for (const TimeSpan& w : flow.waits) {
         read_until(w.start_ns);
-        add_stretch({w.start_ns, w.cpu_ns});
+        add_stretch({w.start_ns, w.cpu_ns}, true);
         from = {w.end_ns, w.cpu_ns};
     }
     read_until(flow.end_ns);
-    add_stretch({flow.end_ns, total_ns});
+    add_stretch({flow.end_ns, total_ns}, false);
     return stretches;
 }
 
@@ -95,7 +112,7 @@ void classify_activity(FlowView& flow, const ActivityOptions& options) {
     flow.starved = false;
     flow.cpu_fraction = -1;
     flow.busy.clear();
-    classify_whole_life(flow, options);
+    const bool wait_counts = classify_whole_life(flow, options);
     const bool active = !flow.service;
 
     // A log may hold any figure: held at INT64_MAX rather than overflowing.
@@ -106,9 +123,9 @@ void classify_activity(FlowView& flow, const ActivityOptions& options) {
     // is shared out among them).
     const std::vector<Stretch> stretches = awake_stretches(flow, total_ns);
 
-    // What a starved flow asked for in a stretch: the CPU it got there plus
-    // its part of the wait for a CPU, which is known for its whole life
-    // only. A thread waits for a CPU at each turn it gets, so the wait is
+    // What a flow whose wait counts asked for in a stretch: the CPU it got
+    // there plus its part of the wait for a CPU, which is known for its
+    // whole life only. A thread waits for a CPU at each turn it gets, so the wait is
     // shared out in proportion to the CPU time, but a stretch holds at
     // least what the others have no room for (their length less their CPU
     // time) and at most its own room. A pool's parent that was starved while
@@ -116,7 +133,7 @@ void classify_activity(FlowView& flow, const ActivityOptions& options) {
     // used almost no CPU in that stretch and asked for little there.
     std::int64_t all_room = 0;
     for (const Stretch& st : stretches) all_room = add_saturating(all_room, st.room());
-    const std::int64_t delay = flow.starved && flow.run_delay_ns > 0 ? flow.run_delay_ns : -1;
+    const std::int64_t delay = wait_counts ? flow.run_delay_ns : -1;
     auto asked = [&](const Stretch& st) {
         const double length = static_cast<double>(st.length());
         const double cpu = static_cast<double>(st.cpu());
@@ -132,16 +149,23 @@ void classify_activity(FlowView& flow, const ActivityOptions& options) {
         // A long enough stretch with both readings known is judged on its
         // own: a main thread that computed alone before it waited is load
         // then, even if its whole life is mostly waiting. A stretch under
-        // the threshold is idle only if the flow was not starved (a starved
-        // flow's low share is a wait for a CPU, not idleness).
-        if (st.known() && length >= options.min_lifetime_ns) {
+        // the threshold is idle only if the flow did not wait for a CPU
+        // there (a starved flow's low share is a wait for a CPU, not
+        // idleness, and so is a crowded active flow's).
+        // A creator between its last pthread_create and its join: below.
+        const bool creator_until_join = st.after_create && st.before_wait;
+        if (st.known() && length >= options.min_lifetime_ns && !creator_until_join) {
             const double fraction = static_cast<double>(st.cpu()) / static_cast<double>(length);
-            busy = fraction >= options.service_fraction || (flow.starved && asked(st) >= options.service_fraction);
+            busy = fraction >= options.service_fraction ||
+                   ((flow.starved || wait_counts) && asked(st) >= options.service_fraction);
         } else if (st.known() && st.after_create && length > 0) {
             // A creator between two pthread_create calls, or between its
             // last one and its join: on a crowded CPU it waits there for
             // the threads it has just started, and that wait is theirs.
-            // It computed beside them only if it used the CPU itself.
+            // It computed beside them only if it used the CPU itself. Up to
+            // its join this holds however long the wait: on a CPU shared by
+            // its two new threads and other busy processes a creator waited
+            // 26 ms to reach pthread_join, and was counted a third worker.
             busy = static_cast<double>(st.cpu()) / static_cast<double>(length) >= options.service_fraction;
         }
         if (!busy) continue;

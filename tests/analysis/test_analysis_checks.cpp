@@ -455,6 +455,12 @@ TEST(Activity, AHelperThatQueuesAtEachWakeUpIsNotStarved) {
         {"the same helper queued 9 %: was service before too", 1700, 20'000, 300, 150, "service"},
         {"the same on a node so crowded it queued 60 % of its life", 1700, 20'000, 300, 1020, "starved"},
         {"a compute thread behind 99 others: 2 % ran, in 8 whole time slices", 1000, 20'000, 8, 975, "starved"},
+        // 4 threads on 2 cores beside 3, then 6 busy processes: the
+        // workers' turns end at barriers and at wake-ups of others.
+        {"a GNU OpenMP worker on a crowded node: 4.5 % ran, 144 us per turn, queued 23 %", 318, 14'400, 100, 74,
+         "starved"},
+        {"the same worker on a node twice as crowded: 1.1 % ran, 133 us per turn, queued 19 %", 292, 3'200, 24, 55,
+         "starved"},
     };
     for (const Case& c : cases) {
         FlowView f;
@@ -561,6 +567,41 @@ TEST(Activity, StretchesBetweenCpuReadingsAreJudgedOnTheirOwn) {
     EXPECT_EQ(f.busy[1].end_ns, 20'000'000'000);
 }
 
+// On a crowded node a thread that got just over a tenth of a CPU in all can
+// get just under it after a CPU reading: it queued for a CPU there, it did
+// not idle (GNU OpenMP's main thread, 4 threads on 2 loaded cores: 11 % of
+// its life, 9.9 % after it created its team, and it waited 41 % of its life
+// for a CPU; the over-subscription warning counted 3 threads of 4).
+TEST(Activity, ACrowdedActiveFlowsQuietStretchIsAWaitForACpu) {
+    FlowView f;
+    f.kind = FlowKind::Main;
+    f.start_ns = 0;
+    f.end_ns = 325'000'000;
+    f.cpu_time_us = 35'600;
+    f.run_slices = 196;
+    f.cpu_readings = {{21'500'000, 5'500'000}};  // as it created its team
+    auto busy_after_the_reading = [&] {
+        for (const TimeSpan& b : f.busy)
+            if (b.end_ns > 21'500'000) return b.start_ns <= 21'500'000 && b.end_ns == 325'000'000;
+        return false;
+    };
+    f.run_delay_ns = 132'800'000;
+    classify_activity(f);
+    EXPECT_FALSE(f.starved);  // over a tenth in all: active, not starved
+    EXPECT_TRUE(busy_after_the_reading());
+    // The same figures without a wait for a CPU: the second stretch is quiet.
+    f.run_delay_ns = 0;
+    classify_activity(f);
+    EXPECT_FALSE(f.service);
+    EXPECT_FALSE(busy_after_the_reading());
+    // A helper's wait, queued at each of thousands of short wake-ups (5 us of
+    // CPU per turn) for a small part of its life, says nothing of the stretch.
+    f.run_slices = 7'000;
+    f.run_delay_ns = 50'000'000;
+    classify_activity(f);
+    EXPECT_FALSE(busy_after_the_reading());
+}
+
 // A starved creator waits for a CPU between its pthread_create calls and its
 // join while the threads it started take the CPU: that wait is theirs, so
 // it does not compute beside them (two srun tasks bound to one CPU each, on
@@ -590,6 +631,39 @@ TEST(Activity, AStarvedCreatorBetweenItsCreatesAndItsJoinIsNotBusy) {
     // The same stretches with CPU use of its own (it computed a little
     // after each create) are busy.
     f.cpu_readings = {{50'000'000, 2'000'000}, {52'000'000, 3'000'000}};
+    classify_activity(f);
+    EXPECT_TRUE(busy_between_create_and_join());
+}
+
+// The same, however long the creator waits to reach its join: an srun task
+// bound to one CPU, shared with its 2 new threads and 4 busy processes, got
+// to pthread_join 29 ms after its pthread_create with 0.1 ms of CPU of its
+// own, and was counted a third worker (its node's advice then differed from
+// the other node's, which reached its join at once).
+TEST(Activity, AStarvedCreatorThatWaitsLongForItsJoinIsNotBusyThere) {
+    FlowView f;
+    f.kind = FlowKind::Main;
+    f.start_ns = 0;
+    f.end_ns = 340'400'000;
+    f.cpu_time_us = 4'000;
+    f.run_delay_ns = 65'300'000;
+    f.run_slices = 8;
+    f.voluntary_switches = 7;
+    f.involuntary_switches = 5;
+    f.cpu_readings = {{37'000'000, 3'900'000}};
+    f.waits = {{66'300'000, 340'300'000, 4'000'000}};
+    auto busy_between_create_and_join = [&] {
+        for (const TimeSpan& b : f.busy)
+            if (b.start_ns < 66'300'000 && b.end_ns > 37'000'000) return true;
+        return false;
+    };
+    classify_activity(f);
+    EXPECT_TRUE(f.starved);
+    EXPECT_FALSE(f.busy.empty());  // its start-up is load
+    EXPECT_FALSE(busy_between_create_and_join());
+    // A creator that computed 3 ms there, beside its threads, is busy there.
+    f.cpu_time_us = 7'000;
+    f.waits = {{66'300'000, 340'300'000, 7'000'000}};
     classify_activity(f);
     EXPECT_TRUE(busy_between_create_and_join());
 }

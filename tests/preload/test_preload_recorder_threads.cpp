@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <fstream>
@@ -125,21 +126,34 @@ TEST(RecorderThreads, ASnapshotWaitsForARecorderThreadThatIsStarting) {
     t.join();
 }
 
+namespace {
+
+// The quickest of a few snapshots: one that waits for a starting recorder
+// thread sleeps at least 50 ms each time, while on a loaded machine one that
+// does not wait may still be descheduled for that long now and then.
+std::chrono::steady_clock::duration quickest_snapshot() {
+    auto quickest = std::chrono::steady_clock::duration::max();
+    for (int i = 0; i < 5; ++i) {
+        const auto begin = std::chrono::steady_clock::now();
+        snapshot();
+        quickest = std::min(quickest, std::chrono::steady_clock::now() - begin);
+    }
+    return quickest;
+}
+
+}  // namespace
+
 // A creation that failed must not make later snapshots wait; a wait is bounded.
 TEST(RecorderThreads, AFailedStartOrANeverRegisteredThreadDoesNotBlockSnapshots) {
     recorder_thread_starting();
     recorder_thread_start_failed();
-    auto begin = std::chrono::steady_clock::now();
-    snapshot();
-    EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::milliseconds(40));
+    EXPECT_LT(quickest_snapshot(), std::chrono::milliseconds(40));
     recorder_thread_starting();  // never registers
-    begin = std::chrono::steady_clock::now();
+    const auto begin = std::chrono::steady_clock::now();
     snapshot();
     EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::seconds(1));
     forget_recorder_threads();  // what a forked child does
-    begin = std::chrono::steady_clock::now();
-    snapshot();
-    EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::milliseconds(40));
+    EXPECT_LT(quickest_snapshot(), std::chrono::milliseconds(40));
 }
 
 TEST(RecorderThreads, ForgettingClearsEveryRegistration) {
