@@ -1,6 +1,9 @@
 #include "preload/text.hpp"
 
+#include <algorithm>
 #include <cstring>
+
+#include "preload/number_digits.hpp"
 
 namespace stacksage {
 
@@ -23,16 +26,13 @@ TextBuffer& TextBuffer::add(const char* s, std::size_t n) {
 }
 
 TextBuffer& TextBuffer::add_uint(std::uint64_t v, int min_digits) {
-    char digits[24];
-    int n = 0;
-    do {
-        digits[n++] = static_cast<char>('0' + v % 10);
-        v /= 10;
-    } while (v != 0);
-    while (n < min_digits && n < 24) digits[n++] = '0';
+    // Zeros in front up to min_digits (24 characters at most), then the digits.
     char out[24];
-    for (int i = 0; i < n; ++i) out[i] = digits[n - 1 - i];
-    return add(out, static_cast<std::size_t>(n));
+    const int digits = static_cast<int>(preload::decimal_length(v));
+    const int zeros = std::max(0, std::min(min_digits, 24) - digits);
+    std::memset(out, '0', static_cast<std::size_t>(zeros));
+    const char* end = preload::write_decimal(out + zeros, v);
+    return add(out, static_cast<std::size_t>(end - out));
 }
 
 TextBuffer& TextBuffer::add_int(std::int64_t v) {
@@ -45,15 +45,9 @@ TextBuffer& TextBuffer::add_int(std::int64_t v) {
 }
 
 TextBuffer& TextBuffer::add_hex(std::uint64_t v) {
-    char digits[16];
-    int n = 0;
-    do {
-        digits[n++] = "0123456789abcdef"[v & 0xf];
-        v >>= 4;
-    } while (v != 0);
     char out[18] = {'0', 'x'};
-    for (int i = 0; i < n; ++i) out[2 + i] = digits[n - 1 - i];
-    return add(out, static_cast<std::size_t>(n + 2));
+    const char* end = preload::write_hex_digits(out + 2, v);
+    return add(out, static_cast<std::size_t>(end - out));
 }
 
 TextBuffer& TextBuffer::add_json_string(const char* s) {
