@@ -47,6 +47,17 @@ constinit PendingBits g_pending{};
 
 std::size_t index_of(const Launch& l) { return static_cast<std::size_t>(&l - g_launches); }
 
+// fn(slot) for every slot whose start is pending, each word of the bits read
+// once; stops early when fn returns true. \return whether fn did.
+template <class Fn> bool any_pending_slot(Fn&& fn) {
+    for (std::size_t w = 0; w < kWords; ++w) {
+        std::uint64_t bits = g_pending.words[w].load(std::memory_order_acquire);
+        for (; bits != 0; bits &= bits - 1)
+            if (fn(g_launches[w * 64 + static_cast<std::size_t>(__builtin_ctzll(bits))])) return true;
+    }
+    return false;
+}
+
 bool try_take(Launch& l) {
     std::uint64_t word = l.state.load(std::memory_order_relaxed);
     return state_of(word) == kFree &&
@@ -164,26 +175,23 @@ void close_pending_starts() { g_starts_closed.store(true, std::memory_order_rele
 std::uint64_t write_pending_starts(std::uint64_t started_by, bool may_lock) {
     if (g_starts_closed.load(std::memory_order_acquire)) return 0;
     std::uint64_t earliest_left = 0;
-    for (std::size_t w = 0; w < kWords; ++w) {
-        std::uint64_t bits = g_pending.words[w].load(std::memory_order_acquire);
-        while (bits != 0) {
-            const std::size_t i = w * 64 + static_cast<std::size_t>(__builtin_ctzll(bits));
-            bits &= bits - 1;
-            Launch& l = g_launches[i];
-            const std::uint64_t start_ns = l.start_ns.load(std::memory_order_relaxed);
-            if (start_ns > started_by) {
-                if (earliest_left == 0 || start_ns < earliest_left) earliest_left = start_ns;
-                continue;
-            }
-            if (!claim(l)) continue;  // written or being written by another
+    auto leave_pending = [&](std::uint64_t start_ns) {
+        if (earliest_left == 0 || start_ns < earliest_left) earliest_left = start_ns;
+    };
+    any_pending_slot([&](Launch& l) {
+        const std::uint64_t start_ns = l.start_ns.load(std::memory_order_relaxed);
+        if (start_ns > started_by) {
+            leave_pending(start_ns);
+        } else if (claim(l)) {  // else written or being written by another
             if (write_start_line(l, nullptr, may_lock)) {
                 free_slot(l);
             } else {
                 mark_pending(l);  // too long for the stack buffer: left to a writer that may lock
-                if (earliest_left == 0 || start_ns < earliest_left) earliest_left = start_ns;
+                leave_pending(start_ns);
             }
         }
-    }
+        return false;
+    });
     return earliest_left;
 }
 
@@ -201,15 +209,7 @@ bool creation_under_way() {
 }
 
 bool start_pending_for(int tid) {
-    for (std::size_t w = 0; w < kWords; ++w) {
-        std::uint64_t bits = g_pending.words[w].load(std::memory_order_acquire);
-        while (bits != 0) {
-            const std::size_t i = w * 64 + static_cast<std::size_t>(__builtin_ctzll(bits));
-            bits &= bits - 1;
-            if (g_launches[i].tid == tid) return true;
-        }
-    }
-    return false;
+    return any_pending_slot([tid](const Launch& l) { return l.tid == tid; });
 }
 
 void forget_pending_starts() {
