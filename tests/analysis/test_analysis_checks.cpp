@@ -32,6 +32,13 @@ const Finding* find(const std::vector<Finding>& v, std::string_view code) {
         if (to_string(f.code) == code) return &f;
     return nullptr;
 }
+
+// Whether one of f's busy stretches overlaps [from, to).
+bool busy_between(const FlowView& f, std::int64_t from, std::int64_t to) {
+    for (const TimeSpan& b : f.busy)
+        if (b.start_ns < to && b.end_ns > from) return true;
+    return false;
+}
 }  // namespace
 
 // ---- the view ----------------------------------------------------------------
@@ -619,11 +626,7 @@ TEST(Activity, AStarvedCreatorBetweenItsCreatesAndItsJoinIsNotBusy) {
     // CPU of its own in those 18 ms), woke at 390 ms.
     f.cpu_readings = {{50'000'000, 4'900'000}, {52'000'000, 4'950'000}};
     f.waits = {{68'000'000, 390'000'000, 5'000'000}};
-    auto busy_between_create_and_join = [&] {
-        for (const TimeSpan& b : f.busy)
-            if (b.start_ns < 68'000'000 && b.end_ns > 50'000'000) return true;
-        return false;
-    };
+    auto busy_between_create_and_join = [&] { return busy_between(f, 50'000'000, 68'000'000); };
     classify_activity(f);
     EXPECT_TRUE(f.starved);
     EXPECT_FALSE(f.busy.empty());  // its start-up is load
@@ -652,11 +655,7 @@ TEST(Activity, AStarvedCreatorThatWaitsLongForItsJoinIsNotBusyThere) {
     f.involuntary_switches = 5;
     f.cpu_readings = {{37'000'000, 3'900'000}};
     f.waits = {{66'300'000, 340'300'000, 4'000'000}};
-    auto busy_between_create_and_join = [&] {
-        for (const TimeSpan& b : f.busy)
-            if (b.start_ns < 66'300'000 && b.end_ns > 37'000'000) return true;
-        return false;
-    };
+    auto busy_between_create_and_join = [&] { return busy_between(f, 37'000'000, 66'300'000); };
     classify_activity(f);
     EXPECT_TRUE(f.starved);
     EXPECT_FALSE(f.busy.empty());  // its start-up is load
